@@ -47,14 +47,14 @@ def parse_args(argv=None):
         default="bahdanau",
         choices=["bahdanau", "luong_dot", "luong_general", "none"],
     )
-    parser.add_argument("--bpe-size", type=int, default=4000, help="per side")
-    parser.add_argument("--embedding-dim", type=int, default=128)
-    parser.add_argument("--units", type=int, default=128)
-    parser.add_argument("--dropout", type=float, default=0.2)
+    parser.add_argument("--bpe-size", type=int, default=2000, help="per side")
+    parser.add_argument("--embedding-dim", type=int, default=256)
+    parser.add_argument("--units", type=int, default=256)
+    parser.add_argument("--dropout", type=float, default=0.3)
     parser.add_argument("--batch-size", type=int, default=32)
     parser.add_argument("--learning-rate", type=float, default=2e-3)
-    parser.add_argument("--epochs", type=int, default=30)
-    parser.add_argument("--patience", type=int, default=2)
+    parser.add_argument("--epochs", type=int, default=60)
+    parser.add_argument("--patience", type=int, default=3)
     parser.add_argument(
         "--time-budget", type=float, default=40.0, help="training minutes at most"
     )
@@ -143,6 +143,28 @@ def translate_all(model, texts, beam_size, batch_size=250):
     return out
 
 
+LENGTH_BUCKETS = ((1, 5), (6, 8), (9, 12), (13, 20), (21, 200))
+
+
+def bleu_by_length(hypotheses, pairs):
+    """Corpus BLEU and chrF per bucket of source length in words (Bahdanau et
+    al. 2014, Fig. 2): `{"6-8": {"sentences": n, "bleu": .., "chrf": ..}}`."""
+    table = {}
+    for low, high in LENGTH_BUCKETS:
+        rows = [
+            i for i, (de, _) in enumerate(pairs) if low <= len(de.split()) <= high
+        ]
+        if rows:
+            hyps = [hypotheses[i] for i in rows]
+            refs = [pairs[i][1] for i in rows]
+            table[f"{low}-{high}"] = {
+                "sentences": len(rows),
+                "bleu": bleu(hyps, refs),
+                "chrf": chrf(hyps, refs),
+            }
+    return table
+
+
 def evaluate(model, pairs, beam_size):
     sources = [de for de, _ in pairs]
     references = [en for _, en in pairs]
@@ -155,6 +177,7 @@ def evaluate(model, pairs, beam_size):
         "chrf": chrf(hypotheses, references),
         "unk_outputs": sum(unk in h for h in hypotheses),
         "sentences_per_second": len(pairs) / seconds,
+        "by_source_length": bleu_by_length(hypotheses, pairs),
     }, hypotheses
 
 
@@ -222,12 +245,16 @@ def main(argv=None):
     stop = keras.callbacks.EarlyStopping(
         monitor="val_loss", patience=args.patience, restore_best_weights=True
     )
+    # Halve the learning rate whenever the validation loss stops improving.
+    plateau = keras.callbacks.ReduceLROnPlateau(
+        monitor="val_loss", factor=0.5, patience=1, min_lr=1e-5
+    )
     start = time.time()
     history = model.fit(
         train_data,
         validation_data=val_data,
         epochs=args.epochs,
-        callbacks=[budget, stop],
+        callbacks=[budget, plateau, stop],
         verbose=2,
     )
     train_seconds = time.time() - start
