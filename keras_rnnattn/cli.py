@@ -288,7 +288,14 @@ def _cmd_export(args):
             "(keras_rnnattn.export.export_preset is missing)",
             code=1,
         )
-    written = export_preset(path, args.out, format=args.format, quantize=args.quantize)
+    options = {
+        name: getattr(args, name)
+        for name in ("batch_size", "sequence_length", "max_length", "beam_size")
+        if getattr(args, name) is not None
+    }
+    written = export_preset(
+        path, args.out, format=args.format, quantize=args.quantize, **options
+    )
     print(written if written is not None else args.out)
     return 0
 
@@ -411,7 +418,31 @@ def build_parser():
     p.add_argument(
         "--quantize", action="store_true", help="quantize the weights (tflite)"
     )
-    p.add_argument("out", metavar="OUT", help="the output path")
+    p.add_argument(
+        "--batch-size",
+        type=_positive_int,
+        metavar="N",
+        help="fixed batch size (tflite default 1; saved_model default: variable)",
+    )
+    p.add_argument(
+        "--sequence-length",
+        type=_positive_int,
+        metavar="N",
+        help="fixed input length in tokens (tflite default: the model's limit)",
+    )
+    p.add_argument(
+        "--max-length",
+        type=_positive_int,
+        metavar="N",
+        help="most tokens the exported decode loops produce",
+    )
+    p.add_argument(
+        "--beam-size",
+        type=_positive_int,
+        metavar="N",
+        help="beam of the translator's beam_search signature (default 4)",
+    )
+    p.add_argument("out", metavar="OUT", help="the output folder")
     p.set_defaults(handler=_cmd_export)
     return parser
 
@@ -449,11 +480,11 @@ def main(argv=None):
         return 2
     try:
         return args.handler(args)
-    except (_CommandError, ValueError, ImportError) as error:
+    except (_CommandError, ValueError, ImportError, RuntimeError) as error:
         if args.traceback:
             raise
         code = error.code if isinstance(error, _CommandError) else 2
-        if isinstance(error, ImportError):
+        if isinstance(error, (ImportError, RuntimeError)):
             code = 1
         message = " ".join(str(error).split())
         print(f"{PROG} {args.command}: error: {message}", file=sys.stderr)

@@ -302,8 +302,8 @@ def test_train_without_a_checkout_says_so(run, monkeypatch, tmp_path):
 def test_export_calls_export_preset(run, monkeypatch, preset_root, tmp_path):
     calls = []
 
-    def export_preset(preset, out, format, quantize):
-        calls.append((preset, out, format, quantize))
+    def export_preset(preset, out, format, quantize, **options):
+        calls.append((preset, out, format, quantize, options))
         return out + ".tflite"
 
     module = types.ModuleType("keras_rnnattn.export")
@@ -314,7 +314,13 @@ def test_export_calls_export_preset(run, monkeypatch, preset_root, tmp_path):
         "export", "--preset", "tiny_clf", "--format", "tflite", "--quantize", out
     )
     assert code == 0, err
-    assert calls == [(str(preset_root / "tiny_clf"), out, "tflite", True)]
+    assert calls == [(str(preset_root / "tiny_clf"), out, "tflite", True, {})]
+    code, _, err = run(
+        "export", "--preset", "tiny_clf", "--format", "tflite",
+        "--batch-size", "2", "--sequence-length", "16", out,
+    )  # fmt: skip
+    assert code == 0, err
+    assert calls[-1][-1] == {"batch_size": 2, "sequence_length": 16}
     assert stdout == out + ".tflite\n"
     code, _, err = run("export", "--preset", "nope", "--format", "tflite", out)
     assert_one_line_error(code, err)

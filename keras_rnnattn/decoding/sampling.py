@@ -95,6 +95,22 @@ def sample(
     start_ids = ops.cast(ops.convert_to_tensor(start_ids), "int32")  # (B,)
     batch_size = ops.shape(start_ids)[0]
     uniforms = _draw_uniforms((max_length, batch_size), seed)  # (L, B)
+    return sample_with_uniforms(
+        next_fn, state, start_ids, end_id, uniforms, temperature, top_k, top_p
+    )
+
+
+def sample_with_uniforms(
+    next_fn, state, start_ids, end_id, uniforms, temperature=1.0, top_k=None, top_p=None
+):
+    """`sample` with its random numbers given: uniforms `(max_length, B)` in [0, 1).
+
+    A graph without random ops (what an exported sampler runs: the caller
+    draws the numbers). Arguments are those of `sample`, checked there.
+    """
+    max_length = int(uniforms.shape[0])
+    start_ids = ops.cast(ops.convert_to_tensor(start_ids), "int32")  # (B,)
+    uniforms = ops.cast(uniforms, "float32")
 
     def choose(logits, step):
         log_probs = _filtered_log_probs(logits, temperature, top_k, top_p)  # (B, V)

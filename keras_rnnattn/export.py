@@ -1,0 +1,563 @@
+"""SavedModel and TFLite (LiteRT) export of the application models.
+
+What each model exports (SavedModel signatures; TFLite files of the same names):
+
+- `AttentionClassifier`, `SequenceTagger`: `serving_default`, token ids
+  `(B, S)` to probabilities.
+- `Translator`: `encode` (source ids to the decoding state), `decode_step`
+  (one token and the state to logits, the new state and the attention
+  weights), `greedy` and `beam_search` (source ids to output ids and scores,
+  the whole decode loop inside the graph, `max_length` fixed at export).
+  `serving_default` is `greedy`.
+- `AttentiveLanguageModel`: `decode_step`, and `sample` (prompt ids and the
+  uniform random numbers to draw with, to generated ids).
+
+TFLite needs static shapes (`batch_size` and `sequence_length`) and is
+converted with builtin ops only; a signature that does not convert is left
+out and the reason is written to `export.json`. The folder also holds the
+model's tokenizers as JSON (`keras_rnnattn.text` reads them without Keras) and
+`export.json`, which lists the files, their signatures and the special ids.
+
+Export runs under the TensorFlow backend. Under JAX and torch the model is
+saved as a preset (the weights are the same on every backend) and a
+TensorFlow subprocess exports it: torch has no SavedModel path, and JAX's
+(jax2tf) writes StableHLO that TensorFlow 2.21 cannot run for this JAX
+(`vhlo.composite_v2`, from `lax.top_k` in the decode loops).
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+import keras
+import numpy as np
+
+FORMATS = ("saved_model", "tflite")
+MANIFEST = "export.json"
+
+
+# --- Public API -----------------------------------------------------------------------
+def export_model(
+    model,
+    path,
+    format="saved_model",
+    batch_size=None,
+    sequence_length=None,
+    max_length=None,
+    beam_size=4,
+    temperature=1.0,
+    top_k=None,
+    top_p=None,
+    quantize=False,
+):
+    """Exports an application model to a SavedModel or to TFLite files.
+
+    Args:
+        model: a built `Translator`, `AttentionClassifier`, `SequenceTagger` or
+            `AttentiveLanguageModel`.
+        path: the output folder (created; files in it are replaced).
+        format: `"saved_model"` or `"tflite"`.
+        batch_size: int, or None for a variable batch (SavedModel only).
+        sequence_length: int, the source (or text) length in tokens, or None
+            for a variable length (SavedModel only). Inputs are padded with 0
+            to it; padding does not change the results.
+        max_length: int, the most tokens the decode loops produce; default:
+            the Translator's `max_target_length`, or the language model's
+            `max_length - 1`.
+        beam_size: int, the beam of the Translator's `beam_search` signature.
+        temperature, top_k, top_p: the language model's sampling settings.
+        quantize: bool, TFLite dynamic-range quantisation of the weights.
+
+    Returns:
+        The output folder.
+
+    Example:
+
+    >>> import tempfile
+    >>> from keras_rnnattn.models import AttentionClassifier
+    >>> model = AttentionClassifier(vocabulary_size=20, num_classes=2, units=8)
+    >>> out = export_model(model, tempfile.mkdtemp())  # a SavedModel
+    >>> sorted(json.load(open(os.path.join(out, "export.json")))["signatures"])
+    ['serving_default']
+    """
+    options = _check_options(
+        model,
+        format,
+        batch_size=batch_size,
+        sequence_length=sequence_length,
+        max_length=max_length,
+        beam_size=beam_size,
+        temperature=temperature,
+        top_k=top_k,
+        top_p=top_p,
+        quantize=quantize,
+    )
+    if keras.backend.backend() != "tensorflow":
+        with tempfile.TemporaryDirectory() as folder:
+            preset = model.save_to_preset(os.path.join(folder, "preset"))
+            return _export_in_subprocess(preset, path, format, options)
+    os.makedirs(path, exist_ok=True)
+    if format == "saved_model":
+        manifest = _write_saved_model(model, path, options)
+    else:
+        manifest = _write_tflite(model, path, options)
+    _write_tokenizers(model, path, manifest)
+    with open(os.path.join(path, MANIFEST), "w", encoding="utf-8") as file:
+        json.dump(manifest, file, indent=2, ensure_ascii=False)
+    return path
+
+
+def export_preset(preset, path, format="saved_model", quantize=False, **options):
+    """Exports a preset (a name or a folder) with `export_model`.
+
+    The preset is loaded and its options checked under the current backend;
+    under JAX and torch a TensorFlow subprocess then writes the files.
+
+    Args:
+        preset: a preset name (see `keras_rnnattn.presets.list_presets`) or folder.
+        path: the output folder.
+        format: `"saved_model"` or `"tflite"`.
+        quantize: bool, see `export_model`.
+        **options: the other arguments of `export_model`; for TFLite,
+            `batch_size` defaults to 1 and `sequence_length` to the model's
+            length limit.
+
+    Returns:
+        The output folder.
+    """
+    from keras_rnnattn.presets import find_preset, load_preset
+
+    _check_format(format)
+    model = load_preset(find_preset(preset))
+    if format == "tflite":
+        options.setdefault("batch_size", 1)
+        if options.get("sequence_length") is None:
+            options["sequence_length"] = _length_limit(model) or 128
+    return export_model(model, path, format=format, quantize=quantize, **options)
+
+
+# --- Checks -----------------------------------------------------------------------------
+def _kind(model):
+    from keras_rnnattn import models
+
+    for kind, cls in (
+        ("translator", models.Translator),
+        ("classifier", models.AttentionClassifier),
+        ("tagger", models.SequenceTagger),
+        ("language_model", models.AttentiveLanguageModel),
+    ):
+        if isinstance(model, cls):
+            return kind
+    raise ValueError(
+        "export_model exports the models of keras_rnnattn.models (Translator, "
+        "AttentionClassifier, SequenceTagger, AttentiveLanguageModel); for any other "
+        "Keras model use `model.export(path)`. Received: "
+        f"model of class {type(model).__name__}"
+    )
+
+
+def _check_format(format):
+    if format not in FORMATS:
+        raise ValueError(
+            f"`format` must be one of {FORMATS}. Received: format={format!r}"
+        )
+
+
+def _optional_int(name, value):
+    if value is None:
+        return None
+    if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value < 1:
+        raise ValueError(
+            f"`{name}` must be None or an int >= 1. Received: {name}={value!r}"
+        )
+    return int(value)
+
+
+def _length_limit(model):
+    kind = _kind(model)
+    if kind == "translator":
+        return model.max_source_length
+    if kind == "language_model":
+        return model.max_length
+    return model.max_length  # None: no limit
+
+
+def _check_options(model, format, **options):
+    _check_format(format)
+    kind = _kind(model)
+    if not model.built:
+        raise ValueError(
+            "The model is not built: call it on a batch of token ids (or load it "
+            "with `from_preset`) before exporting it. Received: an unbuilt "
+            f"{type(model).__name__}"
+        )
+    for name in ("batch_size", "sequence_length", "max_length", "beam_size", "top_k"):
+        options[name] = _optional_int(name, options[name])
+    if format == "tflite":
+        for name, example in (("batch_size", 1), ("sequence_length", 64)):
+            if options[name] is None:
+                raise ValueError(
+                    f"TFLite needs static shapes: set `{name}` (for example "
+                    f"{name}={example}); a variable {name.replace('_', ' ')} is only "
+                    f"possible with format='saved_model'. Received: {name}=None"
+                )
+    limit = _length_limit(model)
+    length = options["sequence_length"]
+    if limit is not None and length is not None and length > limit:
+        raise ValueError(
+            f"`sequence_length` can be at most this model's limit of {limit} tokens. "
+            f"Received: sequence_length={options['sequence_length']}"
+        )
+    if kind == "translator" and options["max_length"] is None:
+        options["max_length"] = model.max_target_length
+    if kind == "language_model":
+        room = model.max_length - 1
+        if options["max_length"] is None:
+            options["max_length"] = room
+        if options["max_length"] > room:
+            raise ValueError(
+                f"`max_length` can be at most {room} for this language model "
+                f"(max_length={model.max_length} positions, one is the begin token). "
+                f"Received: max_length={options['max_length']}"
+            )
+    options["quantize"] = bool(options["quantize"])
+    return options
+
+
+# --- Signatures -------------------------------------------------------------------------
+def _spec(shape, dtype, name):
+    import tensorflow as tf
+
+    return tf.TensorSpec(shape, dtype, name=name)
+
+
+def _flatten(prefix, structure):
+    """`{"prefix_0": t, ...}` for a nested state, in `keras.tree.flatten` order."""
+    leaves = keras.tree.flatten(structure)
+    return {f"{prefix}_{i}": leaf for i, leaf in enumerate(leaves)}
+
+
+def _unflatten(prefix, template, flat):
+    leaves = [flat[f"{prefix}_{i}"] for i in range(len(keras.tree.flatten(template)))]
+    return keras.tree.pack_sequence_as(template, leaves)
+
+
+def _state_specs(prefix, template, batch_size, length=None):
+    """Specs of a flattened state; `length` replaces axis 1 of the memory tensors."""
+    specs = {}
+    for name, leaf in _flatten(prefix, template).items():
+        shape = [batch_size] + list(leaf.shape[1:])
+        if prefix == "memory":
+            shape[1] = length
+        specs[name] = _spec(shape, keras.backend.standardize_dtype(leaf.dtype), name)
+    return specs
+
+
+def _endpoints(model, options):
+    """`[(name, fn, input_signature, description)]` for the model's signatures."""
+    from keras import ops
+
+    kind = _kind(model)
+    b, s = options["batch_size"], options["sequence_length"]
+    ids = _spec((b, s), "int32", "token_ids")
+    if kind in ("classifier", "tagger"):
+
+        def probabilities(token_ids):
+            return {"probabilities": model(token_ids, training=False)}
+
+        return [("serving_default", probabilities, [ids], "token ids -> probabilities")]
+
+    max_length = options["max_length"]
+    if kind == "translator":
+        return _translator_endpoints(model, options, b, s, max_length)
+
+    # The language model.
+    template = model.initial_state(1)
+    state_specs = _state_specs("state", template, b)
+
+    def decode_step(inputs):
+        state = _unflatten("state", template, inputs)
+        logits, state = model.next_logits(inputs["token_ids"], state)
+        return {"logits": ops.cast(logits, "float32"), **_flatten("state", state)}
+
+    def sample(token_ids, uniforms):
+        return dict(
+            zip(("tokens", "scores"), _lm_sample(model, token_ids, uniforms, options))
+        )
+
+    return [
+        (
+            "decode_step",
+            decode_step,
+            [{"token_ids": _spec((b,), "int32", "token_ids"), **state_specs}],
+            "token (B,) and state -> logits (B, V) and the next state",
+        ),
+        (
+            "sample",
+            sample,
+            [
+                _spec((b, s), "int32", "token_ids"),
+                _spec((max_length, b), "float32", "uniforms"),
+            ],
+            "prompt ids (B, P) starting with bos, right-padded with 0, and uniform "
+            f"numbers in [0, 1) (max_length={max_length}, B) -> generated ids and "
+            "their summed log-probabilities",
+        ),
+    ]
+
+
+def _translator_endpoints(model, options, b, s, max_length):
+    from keras import ops
+
+    probe = model.initial_state(np.ones((1, 2), "int32"))
+    states, memory = probe["states"], probe["memory"]
+    state_specs = _state_specs("state", states, b)
+    memory_specs = _state_specs("memory", memory, b, s)
+    source = _spec((b, s), "int32", "source_ids")
+    search = {
+        "greedy": model._search_fn(1, max_length, {}),
+        "beam_search": model._search_fn(options["beam_size"], max_length, {}),
+    }
+
+    def encode(source_ids):
+        state = model.initial_state(source_ids)
+        return {
+            **_flatten("state", state["states"]),
+            **_flatten("memory", state["memory"]),
+        }
+
+    def decode_step(inputs):
+        state = {
+            "states": _unflatten("state", states, inputs),
+            "memory": _unflatten("memory", memory, inputs),
+        }
+        out = model.next_fn(inputs["token_ids"], state)
+        result = {"logits": out[0], **_flatten("state", out[1]["states"])}
+        if len(out) == 3:
+            result["alignment"] = out[2]
+        return result
+
+    def greedy(source_ids):
+        tokens, scores = search["greedy"](source_ids)
+        return {"tokens": ops.cast(tokens, "int32"), "scores": scores}
+
+    def beam_search(source_ids):
+        tokens, scores = search["beam_search"](source_ids)
+        return {"tokens": ops.cast(tokens, "int32"), "scores": scores}
+
+    step_inputs = {"token_ids": _spec((b,), "int32", "token_ids")}
+    step_inputs.update(state_specs)
+    step_inputs.update(memory_specs)
+    return [
+        ("encode", encode, [source], "source ids (B, S) -> state_*, memory_*"),
+        (
+            "decode_step",
+            decode_step,
+            [step_inputs],
+            "previous token (B,), state_*, memory_* -> logits (B, V), the next "
+            "state_*, alignment (B, S)",
+        ),
+        (
+            "greedy",
+            greedy,
+            [source],
+            f"source ids (B, S) -> tokens (B, {max_length}), scores (B,)",
+        ),
+        (
+            "beam_search",
+            beam_search,
+            [source],
+            f"source ids (B, S) -> the best of {options['beam_size']} beams: tokens "
+            f"(B, {max_length}), scores (B,)",
+        ),
+    ]
+
+
+def _lm_sample(model, token_ids, uniforms, options):
+    """The language model's prefill and sampling loop, as one graph."""
+    from keras import ops
+
+    from keras_rnnattn.decoding.sampling import sample_with_uniforms
+
+    tok = model.tokenizer
+    token_ids = ops.cast(token_ids, "int32")  # (B, P)
+    batch = ops.shape(token_ids)[0]
+    lengths = ops.sum(ops.cast(ops.not_equal(token_ids, model.pad_id), "int32"), 1)
+    lengths = ops.maximum(lengths, 1)  # (B,)
+
+    def prefill(t, state):
+        _, stepped = model.next_logits(ops.take(token_ids, t, axis=1), state)
+        active = ops.less(t, lengths - 1)  # (B,)
+
+        def keep(new, old):
+            mask = ops.reshape(active, (-1,) + (1,) * (len(old.shape) - 1))
+            return ops.where(mask, new, old)
+
+        return keras.tree.map_structure(keep, stepped, state)
+
+    state = model.initial_state(batch)
+    state = ops.fori_loop(0, ops.shape(token_ids)[1] - 1, prefill, state)
+    start_ids = ops.take_along_axis(token_ids, ops.expand_dims(lengths - 1, 1), 1)
+    never = np.zeros((model.vocabulary_size,), "float32")
+    if tok is not None:
+        never[[model.pad_id, int(tok.unk_id), int(tok.bos_id)]] = -1e9
+    eos = int(tok.eos_id) if tok is not None else -1
+
+    def next_fn(ids, state):
+        logits, state = model.next_logits(ids, state)
+        return ops.cast(logits, "float32") + never, state
+
+    return sample_with_uniforms(
+        next_fn,
+        state,
+        start_ids[:, 0],
+        eos,
+        uniforms,
+        options["temperature"],
+        options["top_k"],
+        options["top_p"],
+    )
+
+
+# --- Writers ----------------------------------------------------------------------------
+def _archive(model, endpoints):
+    archive = keras.export.ExportArchive()
+    archive.track(model)
+    by_name = {entry[0]: entry for entry in endpoints}
+    if "greedy" in by_name:
+        endpoints = endpoints + [("serving_default",) + by_name["greedy"][1:]]
+    for name, fn, signature, _ in endpoints:
+        archive.add_endpoint(name, fn, input_signature=signature)
+    return archive
+
+
+def _describe(endpoints):
+    return {name: description for name, _, _, description in endpoints}
+
+
+def _base_manifest(model, format, options):
+    return {
+        "format": format,
+        "model_class": type(model).__name__,
+        "backend": keras.backend.backend(),
+        "options": dict(options),
+    }
+
+
+def _write_saved_model(model, path, options):
+    endpoints = _endpoints(model, options)
+    archive = _archive(model, endpoints)
+    archive.write_out(path, verbose=False)
+    manifest = _base_manifest(model, "saved_model", options)
+    signatures = _describe(endpoints)
+    if "greedy" in signatures:
+        signatures["serving_default"] = "the same as greedy"
+    manifest["signatures"] = signatures
+    return manifest
+
+
+def _write_tflite(model, path, options):
+    import tensorflow as tf
+
+    endpoints = _endpoints(model, options)
+    manifest = _base_manifest(model, "tflite", options)
+    manifest["signatures"], manifest["not_converted"] = {}, {}
+    with tempfile.TemporaryDirectory() as folder:
+        saved = os.path.join(folder, "saved_model")
+        _archive(model, endpoints).write_out(saved, verbose=False)
+        for name, _, _, description in endpoints:
+            converter = tf.lite.TFLiteConverter.from_saved_model(
+                saved, signature_keys=[name]
+            )
+            converter.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS]
+            if options["quantize"]:
+                converter.optimizations = [tf.lite.Optimize.DEFAULT]
+            try:
+                flatbuffer = converter.convert()
+            except Exception as error:  # the converter raises several types
+                manifest["not_converted"][name] = _first_line(error)
+                continue
+            with open(os.path.join(path, f"{name}.tflite"), "wb") as file:
+                file.write(flatbuffer)
+            manifest["signatures"][name] = description
+    if not manifest["signatures"]:
+        raise RuntimeError(
+            "No signature converted to TFLite builtin ops: "
+            + json.dumps(manifest["not_converted"])
+        )
+    return manifest
+
+
+def _first_line(error):
+    text = str(error).strip().splitlines()
+    return f"{type(error).__name__}: {text[0] if text else ''}"[:500]
+
+
+def _write_tokenizers(model, path, manifest):
+    from keras_rnnattn.presets import preset_tokenizers
+
+    files = {}
+    for name, tokenizer in preset_tokenizers(model).items():
+        filename = f"{name}.json"
+        with open(os.path.join(path, filename), "w", encoding="utf-8") as file:
+            json.dump(
+                {
+                    "class_name": type(tokenizer).__name__,
+                    "config": tokenizer.get_config(),
+                },
+                file,
+                ensure_ascii=False,
+            )
+        files[name] = {
+            "file": filename,
+            "pad_id": int(tokenizer.pad_id),
+            "unk_id": int(tokenizer.unk_id),
+            "bos_id": int(tokenizer.bos_id),
+            "eos_id": int(tokenizer.eos_id),
+        }
+    manifest["tokenizers"] = files
+
+
+# --- The subprocess path ----------------------------------------------------------------
+def _export_in_subprocess(preset, path, format, options):
+    env = {**os.environ, "KERAS_BACKEND": "tensorflow", "TF_CPP_MIN_LOG_LEVEL": "3"}
+    command = [
+        sys.executable,
+        "-m",
+        "keras_rnnattn.export",
+        str(preset),
+        str(path),
+        "--format",
+        format,
+        "--options",
+        json.dumps(options),
+    ]
+    result = subprocess.run(command, env=env, capture_output=True, text=True)
+    if result.returncode != 0:
+        lines = result.stderr.strip().splitlines()
+        raise RuntimeError(
+            "Export under the TensorFlow backend failed: "
+            + (lines[-1] if lines else f"exit status {result.returncode}")
+        )
+    return path
+
+
+def main(argv=None):
+    """`python -m keras_rnnattn.export PRESET OUT --format F --options JSON`."""
+    parser = argparse.ArgumentParser(description="Exports a preset.")
+    parser.add_argument("preset")
+    parser.add_argument("out")
+    parser.add_argument("--format", default="saved_model", choices=FORMATS)
+    parser.add_argument("--options", default="{}", help="export_model options (JSON)")
+    args = parser.parse_args(argv)
+    options = json.loads(args.options)
+    quantize = options.pop("quantize", False)
+    print(export_preset(args.preset, args.out, args.format, quantize, **options))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,314 @@
+"""Exported SavedModels and TFLite files give the Keras model's results."""
+
+import json
+import os
+import subprocess
+import sys
+
+import keras
+import numpy as np
+import pytest
+
+from keras_rnnattn.decoding.sampling import _draw_uniforms
+from keras_rnnattn.export import export_model, export_preset
+from keras_rnnattn.models import (
+    AttentionClassifier,
+    AttentiveLanguageModel,
+    SequenceTagger,
+    Translator,
+)
+from keras_rnnattn.text import CharTokenizer, WordTokenizer
+
+tf = pytest.importorskip("tensorflow")
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BACKEND = keras.backend.backend()
+tf_only = pytest.mark.skipif(
+    BACKEND != "tensorflow",
+    reason="exported directly under TensorFlow; the other backends are tested "
+    "through the subprocess path below",
+)
+
+PAIRS = [("abcd", "dcba"), ("ab", "ba"), ("cab", "bac"), ("dbca", "acbd")]
+TEXTS = ["a good film", "a bad film", "good good", "bad", "film film good"]
+
+
+def translator():
+    keras.utils.set_random_seed(3)
+    src = CharTokenizer().fit([s for s, _ in PAIRS])
+    tgt = CharTokenizer().fit([t for _, t in PAIRS])
+    model = Translator(src, tgt, embedding_dim=8, units=16, max_target_length=12)
+    x, y = model.encode_pairs([s for s, _ in PAIRS] * 8, [t for _, t in PAIRS] * 8)
+    model.compile(optimizer=keras.optimizers.Adam(0.02))
+    model.fit(x, y, epochs=3, verbose=0)  # non-trivial weights
+    return model
+
+
+def classifier():
+    keras.utils.set_random_seed(4)
+    tok = WordTokenizer().fit(TEXTS)
+    return AttentionClassifier(
+        tokenizer=tok, num_classes=3, embedding_dim=8, units=8, max_length=12
+    )
+
+
+def language_model():
+    keras.utils.set_random_seed(5)
+    tok = CharTokenizer().fit(["abcabc", "cab"])
+    return AttentiveLanguageModel(
+        tokenizer=tok, embedding_dim=8, units=16, max_length=16
+    )
+
+
+def interpreter(path):
+    litert = pytest.importorskip("ai_edge_litert.interpreter")
+    runner = litert.Interpreter(model_path=path)
+    runner.allocate_tensors()
+    return runner.get_signature_runner()
+
+
+def manifest(path):
+    with open(os.path.join(path, "export.json"), encoding="utf-8") as file:
+        return json.load(file)
+
+
+def padded(ids, length):
+    return np.pad(ids, ((0, 0), (0, length - ids.shape[1]))).astype("int32")
+
+
+@tf_only
+def test_classifier_saved_model_and_tflite(tmp_path):
+    model = classifier()
+    ids = model.tokenizer.encode_batch(TEXTS, max_length=12)
+    ids = padded(ids, 12)
+    expected = model.predict(ids, verbose=0)
+
+    export_model(model, str(tmp_path / "sm"))
+    loaded = tf.saved_model.load(str(tmp_path / "sm"))
+    got = loaded.signatures["serving_default"](token_ids=tf.constant(ids))
+    np.testing.assert_allclose(got["probabilities"].numpy(), expected, atol=1e-5)
+
+    export_model(
+        model, str(tmp_path / "lite"), "tflite", batch_size=5, sequence_length=12
+    )
+    run = interpreter(str(tmp_path / "lite" / "serving_default.tflite"))
+    np.testing.assert_allclose(run(token_ids=ids)["probabilities"], expected, atol=1e-5)
+    assert manifest(str(tmp_path / "lite"))["tokenizers"]["tokenizer"]["eos_id"] == 3
+
+    export_model(
+        model,
+        str(tmp_path / "q"),
+        "tflite",
+        batch_size=5,
+        sequence_length=12,
+        quantize=True,
+    )
+    quantized = interpreter(str(tmp_path / "q" / "serving_default.tflite"))
+    probs = quantized(token_ids=ids)["probabilities"]
+    np.testing.assert_allclose(probs.sum(axis=-1), 1.0, atol=1e-5)
+    np.testing.assert_allclose(probs, expected, atol=0.05)  # 8-bit weights
+
+
+@tf_only
+def test_tagger_saved_model(tmp_path):
+    keras.utils.set_random_seed(6)
+    tok = WordTokenizer().fit(TEXTS)
+    model = SequenceTagger(tokenizer=tok, tags=["O", "X"], embedding_dim=8, units=8)
+    ids = padded(tok.encode_batch(TEXTS, max_length=6), 6)
+    export_model(model, str(tmp_path))
+    loaded = tf.saved_model.load(str(tmp_path))
+    got = loaded.signatures["serving_default"](token_ids=tf.constant(ids))
+    np.testing.assert_allclose(
+        got["probabilities"].numpy(), model.predict(ids, verbose=0), atol=1e-5
+    )
+
+
+def check_translator_saved_model(model, path):
+    """Greedy and beam tokens identical, encode + decode_step = greedy."""
+    loaded = tf.saved_model.load(path)
+    ids = model.encode_source([s for s, _ in PAIRS])
+    for name, beam in (("greedy", 1), ("beam_search", 4)):
+        got = loaded.signatures[name](source_ids=tf.constant(ids))
+        tokens, scores = model.generate_ids(ids, beam_size=beam, max_length=12)
+        np.testing.assert_array_equal(got["tokens"].numpy(), tokens)
+        np.testing.assert_allclose(got["scores"].numpy(), scores, atol=1e-4)
+
+    state = loaded.signatures["encode"](source_ids=tf.constant(ids))
+    token = np.full((len(ids),), model.target_tokenizer.bos_id, "int32")
+    produced = []
+    for _ in range(12):
+        out = loaded.signatures["decode_step"](
+            token_ids=tf.constant(token),
+            **{k: v for k, v in state.items()},
+        )
+        token = np.argmax(out["logits"].numpy(), axis=-1).astype("int32")
+        produced.append(token)
+        state.update({k: v for k, v in out.items() if k.startswith("state_")})
+        np.testing.assert_allclose(out["alignment"].numpy().sum(-1), 1.0, atol=1e-5)
+    greedy, _ = model.generate_ids(ids, max_length=12)
+    produced = np.stack(produced, axis=1)
+    eos = model.target_tokenizer.eos_id
+    for row, ref in zip(produced, greedy):  # equal up to the first end token
+        n = list(ref).index(eos) + 1 if eos in ref else len(ref)
+        np.testing.assert_array_equal(row[:n], ref[:n])
+
+
+def check_translator_tflite(model, path):
+    """Encoder + decoder-step loop, and the whole greedy and beam loops."""
+    ids = padded(model.encode_source(["abcd"]), 6)  # one sentence, 6 tokens
+    greedy, _ = model.generate_ids(ids, max_length=12)
+    beam, _ = model.generate_ids(ids, beam_size=4, max_length=12)
+    info = manifest(path)
+    assert {"encode", "decode_step", "greedy"} <= set(info["signatures"])
+
+    state = interpreter(os.path.join(path, "encode.tflite"))(source_ids=ids)
+    step = interpreter(os.path.join(path, "decode_step.tflite"))
+    token = np.array([model.target_tokenizer.bos_id], "int32")
+    produced = []
+    for _ in range(12):
+        out = step(token_ids=token, **state)
+        token = np.argmax(out["logits"], axis=-1).astype("int32")
+        produced.append(int(token[0]))
+        state.update({k: v for k, v in out.items() if k.startswith("state_")})
+    eos = model.target_tokenizer.eos_id
+    n = list(greedy[0]).index(eos) + 1 if eos in greedy[0] else 12
+    assert produced[:n] == list(greedy[0][:n])
+
+    run = interpreter(os.path.join(path, "greedy.tflite"))
+    np.testing.assert_array_equal(run(source_ids=ids)["tokens"], greedy)
+    if "beam_search" in info["signatures"]:
+        run = interpreter(os.path.join(path, "beam_search.tflite"))
+        np.testing.assert_array_equal(run(source_ids=ids)["tokens"], beam)
+
+
+@tf_only
+def test_translator_saved_model(tmp_path):
+    model = translator()
+    export_model(model, str(tmp_path), max_length=12)
+    check_translator_saved_model(model, str(tmp_path))
+    assert set(manifest(str(tmp_path))["signatures"]) == {
+        "encode",
+        "decode_step",
+        "greedy",
+        "beam_search",
+        "serving_default",
+    }
+
+
+# The README's example: translating with the .tflite files and the tokenizer
+# JSON only (`keras_rnnattn.text` is pure Python), without importing Keras.
+WITHOUT_KERAS = """
+import json, sys
+from ai_edge_litert.interpreter import Interpreter
+from keras_rnnattn.text import CharTokenizer as Tokenizer  # BpeTokenizer for Ding
+
+folder, length = sys.argv[1], int(sys.argv[2])
+def load(name):
+    with open(f"{folder}/{name}.json", encoding="utf-8") as file:
+        return Tokenizer.from_config(json.load(file)["config"])
+source, target = load("source_tokenizer"), load("target_tokenizer")
+greedy = Interpreter(model_path=f"{folder}/greedy.tflite").get_signature_runner()
+ids = source.encode_batch(["abcd"], max_length=length, add_eos=True)  # (1, length)
+print(target.decode(greedy(source_ids=ids)["tokens"][0]))
+assert "keras" not in sys.modules and "tensorflow" not in sys.modules
+"""
+
+
+@tf_only
+def test_translator_tflite(tmp_path):
+    model = translator()
+    export_model(
+        model, str(tmp_path), "tflite", batch_size=1, sequence_length=6, max_length=12
+    )
+    check_translator_tflite(model, str(tmp_path))
+    pytest.importorskip("ai_edge_litert.interpreter")
+    env = {**os.environ, "PYTHONPATH": REPO}
+    done = subprocess.run(
+        [sys.executable, "-c", WITHOUT_KERAS, str(tmp_path), "6"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == model.translate("abcd", max_length=12)
+
+
+@tf_only
+def test_language_model_saved_model_and_tflite(tmp_path):
+    model = language_model()
+    prompts = ["ab", "c"]
+    ids = [[2] + model.tokenizer.encode(p) for p in prompts]
+    ids = padded(np.array([ids[0], ids[1] + [0]], "int32"), 4)
+    uniforms = np.asarray(_draw_uniforms((8, 2), 11))
+    expected = model.generate(prompts, max_length=8, seed=11)
+
+    export_model(model, str(tmp_path / "sm"), max_length=8)
+    loaded = tf.saved_model.load(str(tmp_path / "sm"))
+    got = loaded.signatures["sample"](
+        token_ids=tf.constant(ids), uniforms=tf.constant(uniforms)
+    )["tokens"].numpy()
+    eos = model.tokenizer.eos_id
+    texts = []
+    for prompt, row in zip(prompts, got.tolist()):
+        row = row[: row.index(eos)] if eos in row else row
+        texts.append(prompt + model.tokenizer.decode(row))
+    assert texts == expected
+
+    export_model(
+        model,
+        str(tmp_path / "lite"),
+        "tflite",
+        batch_size=2,
+        sequence_length=4,
+        max_length=8,
+    )
+    step = interpreter(str(tmp_path / "lite" / "decode_step.tflite"))
+    state = model.initial_state(2)
+    inputs = {
+        f"state_{i}": np.asarray(v) for i, v in enumerate(keras.tree.flatten(state))
+    }
+    token = np.array([2, 2], "int32")
+    out = step(token_ids=token, **inputs)
+    logits, _ = model.next_logits(keras.ops.convert_to_tensor(token), state)
+    np.testing.assert_allclose(out["logits"], np.asarray(logits), atol=1e-5)
+    if "sample" in manifest(str(tmp_path / "lite"))["signatures"]:
+        run = interpreter(str(tmp_path / "lite" / "sample.tflite"))
+        np.testing.assert_array_equal(
+            run(token_ids=ids, uniforms=uniforms)["tokens"], got
+        )
+
+
+def test_tflite_needs_static_shapes_and_a_built_model(tmp_path):
+    model = classifier()
+    with pytest.raises(ValueError, match="set `batch_size`"):
+        export_model(model, str(tmp_path), "tflite", sequence_length=8)
+    with pytest.raises(ValueError, match="set `sequence_length`"):
+        export_model(model, str(tmp_path), "tflite", batch_size=1)
+    with pytest.raises(ValueError, match="format"):
+        export_model(model, str(tmp_path), "onnx")
+    with pytest.raises(ValueError, match="at most this model's limit of 12"):
+        export_model(model, str(tmp_path), sequence_length=13)
+    with pytest.raises(ValueError, match="model.export"):
+        export_model(keras.Sequential([keras.layers.Dense(2)]), str(tmp_path))
+    model.built = False
+    with pytest.raises(ValueError, match="not built"):
+        export_model(model, str(tmp_path))
+
+
+@pytest.mark.skipif(BACKEND == "tensorflow", reason="the subprocess path")
+def test_exports_under_other_backends(tmp_path):
+    """JAX and torch models export (through TensorFlow where needed) to
+    artefacts that give this backend's results."""
+    model = translator()
+    export_model(
+        model,
+        str(tmp_path / "lite"),
+        "tflite",
+        batch_size=1,
+        sequence_length=6,
+        max_length=12,
+    )
+    check_translator_tflite(model, str(tmp_path / "lite"))
+    preset = model.save_to_preset(str(tmp_path / "preset"))
+    export_preset(preset, str(tmp_path / "sm"), max_length=12)
+    check_translator_saved_model(model, str(tmp_path / "sm"))
