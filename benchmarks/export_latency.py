@@ -1,0 +1,241 @@
+"""TFLite latency and quantisation beside Keras, for the shipped presets.
+
+Runs under the TensorFlow backend (export needs it). For the translator
+preset (`ding_de_en_bahdanau`): the TFLite encoder, one decoder step, a whole
+greedy translation with `greedy.tflite` and with a Python loop over
+`encode.tflite` + `decode_step.tflite`, beside Keras `Translator.translate`,
+batch 1, milliseconds per sentence (median over the sentences). For the
+classifier preset (`movie_snippets_sentiment`): TFLite beside Keras `predict`
+per text. With the corpora installed, the accuracy change of dynamic-range
+quantisation: test accuracy of the classifier, and chrF/BLEU of the translator
+on the first `--sentences` test pairs.
+
+    KERAS_BACKEND=tensorflow python benchmarks/export_latency.py
+"""
+
+import argparse
+import os
+import platform
+import statistics
+import sys
+import tempfile
+import time
+
+os.environ.setdefault("KERAS_BACKEND", "tensorflow")
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+
+import keras  # noqa: E402
+import numpy as np  # noqa: E402
+
+from keras_rnnattn.datasets import (  # noqa: E402
+    DatasetNotFoundError,
+    load_ding_de_en,
+    load_movie_snippets,
+)
+from keras_rnnattn.export import export_model  # noqa: E402
+from keras_rnnattn.metrics import bleu, chrf  # noqa: E402
+from keras_rnnattn.models import AttentionClassifier, Translator  # noqa: E402
+
+FALLBACK_SENTENCES = [
+    "Ich habe keine Zeit.",
+    "Wo ist der Bahnhof?",
+    "Das Kind entwickelt sich normal.",
+    "Er kommt morgen nicht zur Arbeit.",
+]
+
+
+def runner(path):
+    from ai_edge_litert.interpreter import Interpreter
+
+    interpreter = Interpreter(model_path=path)
+    interpreter.allocate_tensors()
+    return interpreter.get_signature_runner()
+
+
+def median_ms(fn, items, repeats=1):
+    times = []
+    for item in items:
+        fn(item)  # warm-up
+        start = time.perf_counter()
+        for _ in range(repeats):
+            fn(item)
+        times.append((time.perf_counter() - start) / repeats * 1000)
+    return statistics.median(times)
+
+
+def translator_rows(args, folder):
+    model = Translator.from_preset(args.translator)
+    length, max_length = args.sequence_length, args.max_length
+    try:
+        pairs = load_ding_de_en("test")[: args.sentences]
+    except DatasetNotFoundError:
+        pairs = [(s, None) for s in FALLBACK_SENTENCES]
+    sources = [de for de, _ in pairs]
+    out = {}
+    for quantize in (False, True):
+        path = os.path.join(folder, f"translator_q{int(quantize)}")
+        export_model(
+            model,
+            path,
+            "tflite",
+            batch_size=1,
+            sequence_length=length,
+            max_length=max_length,
+            quantize=quantize,
+        )
+        out[quantize] = {
+            name: runner(os.path.join(path, f"{name}.tflite"))
+            for name in ("encode", "decode_step", "greedy")
+        }
+    eos = model.target_tokenizer.eos_id
+    bos = model.target_tokenizer.bos_id
+
+    def ids_of(text):
+        ids = model.encode_source([text], truncate=True)[:, :length]
+        return np.pad(ids, ((0, 0), (0, length - ids.shape[1]))).astype("int32")
+
+    def loop(run, ids):
+        state = run["encode"](source_ids=ids)
+        token, tokens = np.array([bos], "int32"), []
+        for _ in range(max_length):
+            step = run["decode_step"](token_ids=token, **state)
+            token = np.argmax(step["logits"], axis=-1).astype("int32")
+            tokens.append(int(token[0]))
+            if tokens[-1] == eos:
+                break
+            state.update({k: v for k, v in step.items() if k.startswith("state_")})
+        return tokens
+
+    inputs = [ids_of(s) for s in sources]
+    run = out[False]
+    state = run["encode"](source_ids=inputs[0])
+    step_inputs = {"token_ids": np.array([bos], "int32"), **state}
+    rows = [
+        ("TFLite encoder", median_ms(lambda x: run["encode"](source_ids=x), inputs)),
+        (
+            "TFLite decoder step",
+            median_ms(lambda _: run["decode_step"](**step_inputs), inputs[:1], 50),
+        ),
+        (
+            "TFLite greedy.tflite (whole loop)",
+            median_ms(lambda x: run["greedy"](source_ids=x), inputs),
+        ),
+        (
+            "TFLite encoder + step loop in Python",
+            median_ms(lambda x: loop(run, x), inputs),
+        ),
+        (
+            "Keras translate, batch 1",
+            median_ms(lambda s: model.translate([s], max_length=max_length), sources),
+        ),
+    ]
+    quality = []
+    if pairs[0][1] is not None:
+        refs = [en for _, en in pairs]
+        keras_out = [model.translate([s], max_length=max_length)[0] for s in sources]
+        for label, hyps in (("Keras float32", keras_out),) + tuple(
+            (
+                f"TFLite {'dynamic-range int8' if q else 'float32'}",
+                [
+                    model.target_tokenizer.decode(
+                        out[q]["greedy"](source_ids=x)["tokens"][0]
+                    )
+                    for x in inputs
+                ],
+            )
+            for q in (False, True)
+        ):
+            quality.append((label, bleu(hyps, refs), chrf(hyps, refs)))
+    return rows, quality, len(sources)
+
+
+def classifier_rows(args, folder):
+    model = AttentionClassifier.from_preset(args.classifier)
+    length = args.sequence_length
+    try:
+        texts, labels = load_movie_snippets("test")
+    except DatasetNotFoundError:
+        texts, labels = FALLBACK_SENTENCES, None
+    ids = model.tokenizer.encode_batch(texts, max_length=length, truncate=True)
+    ids = np.pad(ids, ((0, 0), (0, length - ids.shape[1]))).astype("int32")
+    runs = {}
+    for quantize in (False, True):
+        path = os.path.join(folder, f"classifier_q{int(quantize)}")
+        export_model(
+            model,
+            path,
+            "tflite",
+            batch_size=1,
+            sequence_length=length,
+            quantize=quantize,
+        )
+        runs[quantize] = runner(os.path.join(path, "serving_default.tflite"))
+    rows = [
+        (
+            "TFLite classifier",
+            median_ms(lambda x: runs[False](token_ids=x[None]), ids[:50]),
+        ),
+        (
+            "Keras predict, batch 1",
+            median_ms(lambda x: model.predict(x[None], verbose=0), ids[:50]),
+        ),
+    ]
+    quality = []
+    if labels is not None:
+        keras_probs = model.predict(ids, batch_size=256, verbose=0)
+        quality.append(
+            ("Keras float32", float(np.mean(keras_probs.argmax(-1) == labels)))
+        )
+        for q in (False, True):
+            probs = np.concatenate(
+                [runs[q](token_ids=x[None])["probabilities"] for x in ids]
+            )
+            name = f"TFLite {'dynamic-range int8' if q else 'float32'}"
+            change = float(np.abs(probs - keras_probs).max())
+            quality.append((name, float(np.mean(probs.argmax(-1) == labels)), change))
+    return rows, quality, len(texts)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--translator", default="ding_de_en_bahdanau")
+    parser.add_argument("--classifier", default="movie_snippets_sentiment")
+    parser.add_argument("--sentences", type=int, default=100)
+    parser.add_argument("--sequence-length", type=int, default=48)
+    parser.add_argument("--max-length", type=int, default=48)
+    args = parser.parse_args(argv)
+    if keras.backend.backend() != "tensorflow":
+        print("Run with KERAS_BACKEND=tensorflow (export needs TensorFlow).")
+        return 2
+    print(
+        f"Machine: {platform.processor() or platform.machine()}, "
+        f"{os.cpu_count()} cores; {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; "
+        f"input length {args.sequence_length}, decode at most {args.max_length} tokens."
+    )
+    with tempfile.TemporaryDirectory() as folder:
+        rows, quality, n = translator_rows(args, folder)
+        print(f"\n{args.translator}: ms per sentence, batch 1, median over {n}")
+        print("| path | ms |\n|---|---|")
+        for name, ms in rows:
+            print(f"| {name} | {ms:.2f} |")
+        if quality:
+            print(f"\nGreedy quality on the first {n} test pairs")
+            print("| model | BLEU | chrF |\n|---|---|---|")
+            for name, b, c in quality:
+                print(f"| {name} | {b:.1f} | {c:.1f} |")
+        rows, quality, n = classifier_rows(args, folder)
+        print(f"\n{args.classifier}: ms per text, batch 1, median over 50")
+        print("| path | ms |\n|---|---|")
+        for name, ms in rows:
+            print(f"| {name} | {ms:.2f} |")
+        if quality:
+            print(f"\nTest accuracy ({n} snippets)")
+            print("| model | accuracy | max abs. probability change |\n|---|---|---|")
+            print(f"| {quality[0][0]} | {quality[0][1]:.4f} | - |")
+            for name, acc, change in quality[1:]:
+                print(f"| {name} | {acc:.4f} | {change:.2g} |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,46 @@
+"""The package imports lazily: text without Keras, every class registered with it."""
+
+import os
+import subprocess
+import sys
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def run(code):
+    env = {**os.environ, "PYTHONPATH": REPO, "TF_CPP_MIN_LOG_LEVEL": "3"}
+    return subprocess.run(
+        [sys.executable, "-c", code],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+def test_text_imports_without_keras():
+    done = run(
+        "import sys\n"
+        "from keras_rnnattn.text import BpeTokenizer\n"
+        "tok = BpeTokenizer(max_vocab=40).fit(['ein kleiner Test', 'kein Test'])\n"
+        "print(tok.decode(tok.encode('ein Test')))\n"
+        "print(sorted(m for m in ('keras', 'tensorflow', 'jax', 'torch') "
+        "if m in sys.modules))\n"
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["ein Test", "[]"]
+
+
+def test_importing_after_keras_registers_every_class():
+    done = run(
+        "import keras, keras_rnnattn\n"
+        "names = ['Translator', 'AttentionClassifier', 'BahdanauAttention',\n"
+        "         'AttentionDecoder', 'SequenceSelfAttention']\n"
+        "print(all(keras.saving.get_registered_object('keras_rnnattn>' + n)\n"
+        "          for n in names))\n"
+        "print(keras_rnnattn.models.Translator.__name__, keras_rnnattn.PresetError)\n"
+    )
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0] == "True"
+    assert lines[1].startswith("Translator <class 'keras_rnnattn.preset_error")
