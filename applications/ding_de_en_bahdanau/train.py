@@ -151,9 +151,7 @@ def bleu_by_length(hypotheses, pairs):
     al. 2014, Fig. 2): `{"6-8": {"sentences": n, "bleu": .., "chrf": ..}}`."""
     table = {}
     for low, high in LENGTH_BUCKETS:
-        rows = [
-            i for i, (de, _) in enumerate(pairs) if low <= len(de.split()) <= high
-        ]
+        rows = [i for i, (de, _) in enumerate(pairs) if low <= len(de.split()) <= high]
         if rows:
             hyps = [hypotheses[i] for i in rows]
             refs = [pairs[i][1] for i in rows]

@@ -24,12 +24,14 @@ import numpy as np
 from keras_rnnattn.datasets import (
     DatasetNotFoundError,
     kfold_indices,
+    load_minilm_word_vectors,
     load_movie_snippets,
 )
 from keras_rnnattn.models import AttentionClassifier
 from keras_rnnattn.text import WordTokenizer
 
 NAME = "movie_snippets_sentiment"
+MINILM_DIM = 384
 LABELS = ["negative", "positive"]
 SLICE = 200  # the test slice whose accuracy is stored for the preset tests
 PROBE_TEXTS = [
@@ -60,11 +62,20 @@ def parse_args(argv=None):
     parser.add_argument(
         "--cv", action="store_true", help="also run 10-fold cross-validation"
     )
+    parser.add_argument(
+        "--word-vectors",
+        default="none",
+        choices=["none", "minilm"],
+        help="initialise the embeddings with all-MiniLM-L6-v2's WordPiece vectors "
+        "(384-d; sets --embedding-dim 384)",
+    )
     args = parser.parse_args(argv)
+    if args.word_vectors == "minilm":
+        args.embedding_dim = MINILM_DIM
     if args.quick:
         args.out = os.path.join(tempfile.mkdtemp(), NAME)
         args.epochs = 1
-        args.embedding_dim = 8
+        args.embedding_dim = MINILM_DIM if args.word_vectors == "minilm" else 8
         args.units = 8
     return args
 
@@ -83,12 +94,28 @@ def build(args, train_texts):
         dropout=args.dropout,
         max_length=80,
     )
+    if args.word_vectors == "minilm":
+        init_word_vectors(model, tokenizer)
     model.compile(
         optimizer=keras.optimizers.AdamW(
             args.learning_rate, weight_decay=args.weight_decay
         )
     )
     return model
+
+
+def init_word_vectors(model, tokenizer):
+    """Sets the embeddings of the words MiniLM's WordPiece vocabulary can spell
+    (the special tokens keep their random vectors)."""
+    words = [
+        tokenizer.vocabulary.id_to_token(i) for i in range(tokenizer.vocabulary_size)
+    ]
+    vectors, known = load_minilm_word_vectors(words)
+    known[:4] = False  # pad, unk, bos, eos
+    table = keras.ops.convert_to_numpy(model.token_embedding.embeddings)
+    table[known] = vectors[known]
+    model.token_embedding.embeddings.assign(table)
+    print(f"MiniLM vectors for {known.mean():.1%} of {len(words)} words", flush=True)
 
 
 def train(args, train_texts, train_labels, val_texts, val_labels):
@@ -172,7 +199,12 @@ def main(argv=None):
         "description": (
             f"BiGRU ({args.units} units per direction) + {args.pooling} pooling "
             "sentiment classifier (negative/positive) of English movie review "
-            "snippets, word-level, random embeddings."
+            "snippets, word-level, "
+            + (
+                "embeddings initialised with all-MiniLM-L6-v2's WordPiece vectors."
+                if args.word_vectors == "minilm"
+                else "random embeddings."
+            )
         ),
         "data": (
             "Movie review snippets (Pang & Lee sentences rated by Hutto and "

