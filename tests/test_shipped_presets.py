@@ -14,6 +14,7 @@ from keras_rnnattn.datasets import (
     install_command,
     load_ding_de_en,
     load_movie_snippets,
+    load_wordnet_topics,
 )
 from keras_rnnattn.metrics import bleu, chrf
 from keras_rnnattn.models import AttentionClassifier, Translator
@@ -86,6 +87,33 @@ def test_sentiment_accuracy_on_test_slice():
     )
 
 
+# --- wordnet_topics ------------------------------------------------------------------
+def test_wordnet_topics_reproduces_pinned_probabilities():
+    folder = _preset("wordnet_topics")
+    metadata = _metadata(folder)
+    model = AttentionClassifier.from_preset(str(folder))
+    _, probs = model.classify(metadata["probe_texts"])
+    np.testing.assert_allclose(
+        probs, np.array(metadata["probe_probabilities"]), atol=PROB_ATOL
+    )
+
+
+def test_wordnet_topics_accuracy_on_test_slice():
+    folder = _preset("wordnet_topics")
+    metadata = _metadata(folder)
+    texts, labels = _corpus(load_wordnet_topics, "wordnet_topics", "test")
+    model = AttentionClassifier.from_preset(str(folder))
+    probs = model.predict(texts[:500], batch_size=500, verbose=0)
+    accuracy = float(np.mean(probs.argmax(axis=-1) == labels[:500]))
+    assert accuracy == pytest.approx(
+        metadata["metrics"]["test_accuracy_first_500"], abs=1e-9
+    )
+    assert (
+        metadata["metrics"]["test_accuracy"]
+        > metadata["metrics"]["tfidf_logreg_accuracy"]
+    )
+
+
 # --- ding_de_en_bahdanau ---------------------------------------------------------
 def test_translator_reproduces_pinned_translations():
     folder = _preset("ding_de_en_bahdanau")
@@ -117,10 +145,15 @@ def test_translator_scores_on_test_slice():
     [
         ("movie_snippets_sentiment", "movie_snippets"),
         ("ding_de_en_bahdanau", "ding_de_en"),
+        ("wordnet_topics", "wordnet_topics"),
     ],
 )
 def test_recipe_quick_run(recipe, corpus, tmp_path):
-    loader = {"movie_snippets": load_movie_snippets, "ding_de_en": load_ding_de_en}
+    loader = {
+        "movie_snippets": load_movie_snippets,
+        "ding_de_en": load_ding_de_en,
+        "wordnet_topics": load_wordnet_topics,
+    }
     _corpus(loader[corpus], corpus, "test")
     env = dict(os.environ, PYTHONPATH=str(ROOT), TF_CPP_MIN_LOG_LEVEL="3")
     result = subprocess.run(
