@@ -15,9 +15,10 @@ from keras_rnnattn.datasets import (
     load_ding_de_en,
     load_movie_snippets,
     load_wordnet_topics,
+    load_world_english_bible,
 )
 from keras_rnnattn.metrics import bleu, chrf
-from keras_rnnattn.models import AttentionClassifier, Translator
+from keras_rnnattn.models import AttentionClassifier, AttentiveLanguageModel, Translator
 
 ROOT = Path(__file__).resolve().parents[1]
 SAVED = ROOT / "saved_models"
@@ -114,6 +115,35 @@ def test_wordnet_topics_accuracy_on_test_slice():
     )
 
 
+# --- web_bible_char_lm ------------------------------------------------------------
+def test_char_lm_reproduces_pinned_generations():
+    folder = _preset("web_bible_char_lm")
+    metadata = _metadata(folder)
+    model = AttentiveLanguageModel.from_preset(str(folder))
+    greedy = model.generate(metadata["probe_prompts"], max_length=40, temperature=0)
+    assert greedy == metadata["probe_greedy"]
+
+
+def test_char_lm_perplexity_on_test_slice():
+    folder = _preset("web_bible_char_lm")
+    metadata = _metadata(folder)
+    sys.path.insert(0, str(ROOT / "applications" / "web_bible_char_lm"))
+    try:
+        from train import SLICE, pieces
+    finally:
+        sys.path.pop(0)
+    text = _corpus(load_world_english_bible, "world_english_bible", "test")
+    model = AttentiveLanguageModel.from_preset(str(folder))
+    texts = pieces(text, model.max_length - 1)[:SLICE]
+    metrics = metadata["metrics"]
+    assert model.perplexity(texts, batch_size=SLICE) == pytest.approx(
+        metrics[f"test_slice_perplexity_first_{SLICE}"], rel=1e-4
+    )
+    assert (
+        metrics["attention_test_perplexity"] < metrics["no_attention_test_perplexity"]
+    )
+
+
 # --- ding_de_en_bahdanau ---------------------------------------------------------
 def test_translator_reproduces_pinned_translations():
     folder = _preset("ding_de_en_bahdanau")
@@ -146,6 +176,7 @@ def test_translator_scores_on_test_slice():
         ("movie_snippets_sentiment", "movie_snippets"),
         ("ding_de_en_bahdanau", "ding_de_en"),
         ("wordnet_topics", "wordnet_topics"),
+        ("web_bible_char_lm", "world_english_bible"),
     ],
 )
 def test_recipe_quick_run(recipe, corpus, tmp_path):
@@ -153,6 +184,7 @@ def test_recipe_quick_run(recipe, corpus, tmp_path):
         "movie_snippets": load_movie_snippets,
         "ding_de_en": load_ding_de_en,
         "wordnet_topics": load_wordnet_topics,
+        "world_english_bible": load_world_english_bible,
     }
     _corpus(loader[corpus], corpus, "test")
     env = dict(os.environ, PYTHONPATH=str(ROOT), TF_CPP_MIN_LOG_LEVEL="3")
