@@ -1,5 +1,6 @@
 """Tests of the presets shipped in saved_models/: they load and reproduce their run."""
 
+import importlib.util
 import json
 import os
 import subprocess
@@ -44,6 +45,16 @@ def _corpus(loader, name, split):
         return loader(split)
     except DatasetNotFoundError:
         pytest.skip(f"corpus not installed: {install_command(name)}")
+
+
+def _recipe(name):
+    """The recipe module `applications/<name>/train.py`, imported under its own name."""
+    spec = importlib.util.spec_from_file_location(
+        f"recipe_{name}", ROOT / "applications" / name / "train.py"
+    )
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def _shipped():
@@ -127,11 +138,8 @@ def test_char_lm_reproduces_pinned_generations():
 def test_char_lm_perplexity_on_test_slice():
     folder = _preset("web_bible_char_lm")
     metadata = _metadata(folder)
-    sys.path.insert(0, str(ROOT / "applications" / "web_bible_char_lm"))
-    try:
-        from train import SLICE, pieces
-    finally:
-        sys.path.pop(0)
+    recipe = _recipe("web_bible_char_lm")
+    SLICE, pieces = recipe.SLICE, recipe.pieces  # noqa: N806
     text = _corpus(load_world_english_bible, "world_english_bible", "test")
     model = AttentiveLanguageModel.from_preset(str(folder))
     texts = pieces(text, model.max_length - 1)[:SLICE]
