@@ -46,7 +46,7 @@ def parse_args(argv=None):
     parser.add_argument("--learning-rate", type=float, default=3e-3)
     parser.add_argument("--epochs", type=int, default=30)
     parser.add_argument(
-        "--time-budget", type=float, default=20.0, help="training minutes per model"
+        "--time-budget", type=float, default=12.0, help="training minutes per model"
     )
     args = parser.parse_args(argv)
     if args.quick:

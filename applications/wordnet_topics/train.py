@@ -61,7 +61,7 @@ def parse_args(argv=None):
     parser.add_argument("--learning-rate", type=float, default=2e-3)
     parser.add_argument("--max-length", type=int, default=48)
     parser.add_argument(
-        "--time-budget", type=float, default=30.0, help="training minutes at most"
+        "--time-budget", type=float, default=25.0, help="training minutes at most"
     )
     args = parser.parse_args(argv)
     if args.word_vectors == "minilm":
