@@ -58,6 +58,9 @@ def parse_args(argv=None):
     parser.add_argument("--units", type=int, default=128)
     parser.add_argument("--dropout", type=float, default=0.3)
     parser.add_argument("--min-count", type=int, default=2)
+    parser.add_argument(
+        "--max-vocab", type=int, default=10000, help="keeps the preset under 20 MB"
+    )
     parser.add_argument("--learning-rate", type=float, default=2e-3)
     parser.add_argument("--max-length", type=int, default=48)
     parser.add_argument(
@@ -111,7 +114,9 @@ class TimeBudget(keras.callbacks.Callback):
 
 
 def build(args, train_texts):
-    tokenizer = WordTokenizer(lowercase=True, min_count=args.min_count)
+    tokenizer = WordTokenizer(
+        lowercase=True, min_count=args.min_count, max_vocab=args.max_vocab
+    )
     tokenizer.fit(train_texts)
     model = AttentionClassifier(
         tokenizer=tokenizer,
