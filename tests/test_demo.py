@@ -1,0 +1,30 @@
+"""The README's demo: translates with the shipped preset and writes the heat map."""
+
+from pathlib import Path
+
+import pytest
+
+from keras_rnnattn import demo
+
+PRESET = Path(__file__).resolve().parents[1] / "saved_models" / demo.PRESET
+
+
+@pytest.mark.skipif(
+    not (PRESET / "config.json").is_file(), reason="the demo's preset is not shipped"
+)
+def test_demo_translates_with_the_preset(tmp_path, capsys):
+    out = tmp_path / "attention.png"
+    assert demo.main(["--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert f"Pretrained preset {demo.PRESET!r}" in printed
+    assert printed.count("greedy:") == len(demo.GERMAN)
+    assert printed.count("beam 4:") == len(demo.GERMAN)
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.mark.slow
+def test_fallback_date_translator_learns(capsys):
+    model, test = demo.train_date_translator(seconds_budget=90)
+    greedy = model.translate([s for s, _ in test])
+    exact = sum(g == t for g, (_, t) in zip(greedy, test)) / len(test)
+    assert exact >= 0.9
