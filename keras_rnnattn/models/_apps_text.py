@@ -67,7 +67,13 @@ def as_text_list(texts, owner):
     out = []
     for i, item in enumerate(items):
         if isinstance(item, bytes):
-            item = item.decode("utf-8")
+            try:
+                item = item.decode("utf-8")
+            except UnicodeDecodeError as error:
+                raise ValueError(
+                    f"{owner}: texts given as bytes must be UTF-8 ({error}): decode "
+                    f"them yourself or pass str. Received: texts[{i}]={item[:80]!r}"
+                ) from None
         if not isinstance(item, str):
             raise ValueError(
                 f"{owner}: texts must be strings. Received: texts[{i}]={item!r}"
