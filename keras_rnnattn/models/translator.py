@@ -33,12 +33,22 @@ def _tokenizer_from_config(config):
 
     name = config.get("class_name")
     cls = getattr(text, str(name), None)
-    if cls is None or not isinstance(cls, type):
+    if (
+        not isinstance(cls, type)
+        or not issubclass(cls, text.Tokenizer)
+        or cls is text.Tokenizer
+    ):
         raise ValueError(
-            "A tokenizer config must name a class of keras_rnnattn.text. "
-            f"Received: class_name={name!r}"
+            "A tokenizer config must name a tokenizer class of keras_rnnattn.text "
+            f"(WordTokenizer, CharTokenizer, BpeTokenizer). Received: class_name={name!r}"
         )
-    return cls.from_config(config["config"])
+    try:
+        return cls.from_config(config.get("config"))
+    except (TypeError, KeyError, AttributeError) as error:
+        raise ValueError(
+            f"The tokenizer config does not rebuild a {name} ({error}): the config "
+            f"is damaged or was edited; save the model again. Received: class_name={name!r}"
+        ) from None
 
 
 def _as_tokenizer(tokenizer, name):
