@@ -165,6 +165,11 @@ def token_strings(tokenizer, text, ids):
 
 def check_token_ids(x, vocabulary_size, owner):
     """Checks a NumPy batch of token ids: integers in `[0, vocabulary_size)`."""
+    if x is None:
+        raise ValueError(
+            f"{owner}: received no inputs (x=None). Pass texts, token ids "
+            "(batch, length) or a tf.data.Dataset."
+        )
     if not isinstance(x, (np.ndarray, list, tuple)):
         return x
     array = np.asarray(x)

@@ -280,3 +280,44 @@ def test_lone_surrogates_and_non_strings(tokenizers, name):
     for bad in (None, 3, b"cat", ["cat"]):
         _, error = result_or_clear_error(tok.encode, bad)
         assert "Expected a str" in error
+
+
+NOT_TEXT = [
+    None,
+    3,
+    2.5,
+    {"a": 1},
+    [None],
+    ["cat", 7],
+    [b"\xff\xfe"],
+    [["a", "b"], ["c"]],
+]
+
+
+@pytest.mark.parametrize("bad", NOT_TEXT, ids=repr)
+def test_inputs_that_are_not_text_are_refused_clearly(
+    translator, classifier, tagger, language_model, bad
+):
+    calls = {
+        "translate": translator.translate,
+        "classify": classifier.classify,
+        "predict": lambda x: classifier.predict(x, verbose=0),
+        "tag": tagger.tag,
+        "generate": language_model.generate,
+    }
+    for name, call in calls.items():
+        if name == "predict" and isinstance(bad, (int, float, dict)):
+            continue  # not a batch at all: Keras's own ValueError names the type
+        _, error = result_or_clear_error(call, bad)
+        assert error is not None, f"{name} accepted {bad!r}"
+
+
+def test_text_containers_are_read_alike(translator, classifier):
+    texts = ["the cat", "a dog"]
+    for same in (tuple(texts), np.array(texts), [t.encode("utf-8") for t in texts]):
+        assert translator.translate(same) == translator.translate(texts)
+        np.testing.assert_allclose(
+            classifier.classify(same)[1], classifier.classify(texts)[1], atol=1e-6
+        )
+    assert translator.translate([]) == []
+    assert translator.translate(b"the cat") == translator.translate("the cat")
