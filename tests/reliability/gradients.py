@@ -6,15 +6,23 @@ from keras import ops
 
 
 def to_numpy(x):
-    return np.asarray(ops.convert_to_numpy(ops.cast(x, "float32")))
+    """A tensor, or a nested structure of tensors, as float32 NumPy arrays."""
+    return keras.tree.map_structure(
+        lambda t: np.asarray(ops.convert_to_numpy(ops.cast(t, "float32"))), x
+    )
 
 
-def loss_and_gradients(model, loss_fn):
-    """`loss_fn()` (a scalar that calls `model`) and its gradients w.r.t. the
-    model's trainable variables, as float32 NumPy values.
+def loss_and_gradients(model, fn):
+    """Runs `fn()` (which calls `model` and returns `(loss, outputs)`) and
+    differentiates the scalar loss w.r.t. the model's trainable variables.
 
     The one backend branch of the reliability tests: each backend has its own
-    automatic differentiation.
+    automatic differentiation (JAX's is compiled, as `fit` would compile it).
+
+    Returns:
+        `(loss, gradients, outputs)`: a float, a list of float32 arrays (zeros
+        for a variable the loss does not reach) and the outputs (any nested
+        structure) as float32 arrays.
     """
     variables = model.trainable_variables
     backend = keras.backend.backend()
@@ -22,23 +30,32 @@ def loss_and_gradients(model, loss_fn):
         import tensorflow as tf
 
         with tf.GradientTape() as tape:
-            loss = ops.cast(loss_fn(), "float32")
+            loss, outputs = fn()
+            loss = ops.cast(loss, "float32")
         grads = tape.gradient(loss, [v.value for v in variables])
     elif backend == "jax":
         import jax
 
-        others = [(v, v.value) for v in model.non_trainable_variables]
+        others = model.non_trainable_variables
 
-        def pure(values):
-            mapping = list(zip(variables, values)) + others
-            with keras.StatelessScope(state_mapping=mapping):
-                return ops.cast(loss_fn(), "float32")
+        @jax.jit
+        def run(values, other_values):
+            def pure(values):
+                mapping = list(zip(variables, values)) + list(zip(others, other_values))
+                with keras.StatelessScope(state_mapping=mapping):
+                    loss, outputs = fn()
+                return ops.cast(loss, "float32"), outputs
 
-        loss, grads = jax.value_and_grad(pure)([v.value for v in variables])
+            return jax.value_and_grad(pure, has_aux=True)(values)
+
+        (loss, outputs), grads = run(
+            [v.value for v in variables], [v.value for v in others]
+        )
     else:
         import torch
 
-        loss = ops.cast(loss_fn(), "float32")
+        loss, outputs = fn()
+        loss = ops.cast(loss, "float32")
         grads = torch.autograd.grad(
             loss, [v.value for v in variables], allow_unused=True
         )
@@ -46,4 +63,4 @@ def loss_and_gradients(model, loss_fn):
         np.zeros(v.shape, "float32") if g is None else to_numpy(g)
         for v, g in zip(variables, grads)
     ]
-    return float(to_numpy(loss)), grads
+    return float(to_numpy(loss)), grads, to_numpy(outputs)

@@ -58,7 +58,10 @@ def weights(model):
     return [np.array(keras.ops.convert_to_numpy(w)) for w in model.weights]
 
 
-@pytest.mark.parametrize("task", [classifier_task, translator_task])
+@pytest.mark.parametrize(
+    "task",
+    [classifier_task, pytest.param(translator_task, marks=pytest.mark.slow)],
+)
 def test_interrupted_training_resumes_to_the_same_weights(task, tmp_path):
     backup = str(tmp_path / "backup")
     fit = dict(batch_size=16, epochs=EPOCHS, shuffle=False, verbose=0)
