@@ -151,7 +151,7 @@ def language_model(tokenizers):
 
 
 # --- Models -------------------------------------------------------------------------
-@fuzz_settings(max_examples=24)
+@fuzz_settings(max_examples=16)
 @given(text=TEXTS)
 def test_translate_any_text(translator, text):
     tokens = translator.source_tokenizer.encode(text)
@@ -169,7 +169,7 @@ def test_translate_any_text(translator, text):
         assert len(result.split()) <= 4 and set(result.split()) <= vocabulary
 
 
-@fuzz_settings(max_examples=20)
+@fuzz_settings(max_examples=16)
 @given(texts=st.lists(TEXTS, min_size=1, max_size=3))
 def test_classify_any_texts(classifier, texts):
     labels, error = result_or_clear_error(classifier.classify, texts)
@@ -204,7 +204,7 @@ def test_classify_bytes_are_utf8_or_a_clear_error(classifier, data):
         assert len(result[0]) == len(data)
 
 
-@fuzz_settings(max_examples=25)
+@fuzz_settings(max_examples=20)
 @given(text=TEXTS)
 def test_tag_any_text(tagger, text):
     result, error = result_or_clear_error(tagger.tag, text)
@@ -218,7 +218,7 @@ def test_tag_any_text(tagger, text):
         assert isinstance(token, str) and tag in TAGS
 
 
-@fuzz_settings(max_examples=10)
+@fuzz_settings(max_examples=6)
 @given(prompt=TEXTS)
 def test_generate_any_prompt(language_model, prompt):
     tok = language_model.tokenizer

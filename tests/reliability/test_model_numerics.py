@@ -32,6 +32,13 @@ TOKENS = np.array([[3, 5, 7, 9, 0], [0, 0, 0, 0, 0], [4, 0, 0, 0, 0]], "int32")
 LABELS = np.array([0, 1, 2], "int32")
 
 
+def slow_unless(*fast):
+    """Parameter values, all but `fast` marked slow (the default run stays short)."""
+    return lambda *values: [
+        v if v in fast else pytest.param(v, marks=pytest.mark.slow) for v in values
+    ]
+
+
 def translator(attention):
     return Translator(
         DIGITS,
@@ -74,14 +81,9 @@ def assert_finite(loss, grads, outputs):
     assert any(np.any(g != 0) for g in grads), "every gradient is zero"
 
 
-def slow_unless(*fast):
-    """Parameter values, all but `fast` marked slow (the default run stays short)."""
-    return lambda *values: [
-        v if v in fast else pytest.param(v, marks=pytest.mark.slow) for v in values
-    ]
-
-
-@pytest.mark.parametrize("policy", POLICIES)
+@pytest.mark.parametrize(
+    "policy", slow_unless("mixed_float16")("float32", "mixed_float16", "mixed_bfloat16")
+)
 @pytest.mark.parametrize(
     "attention", slow_unless("bahdanau")("bahdanau", "luong_general", "none")
 )
