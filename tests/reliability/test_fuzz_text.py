@@ -6,7 +6,7 @@ import traceback
 import keras
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, event, given, settings
+from hypothesis import HealthCheck, event, example, given, settings
 from hypothesis import strategies as st
 
 from keras_rnnattn.models import (
@@ -220,6 +220,8 @@ def test_tag_any_text(tagger, text):
 
 @fuzz_settings(max_examples=6)
 @given(prompt=TEXTS)
+@example(prompt="the cat sat on the mat")  # longer than the model's positions
+@example(prompt="")
 def test_generate_any_prompt(language_model, prompt):
     tok = language_model.tokenizer
     ids = tok.encode(prompt)
