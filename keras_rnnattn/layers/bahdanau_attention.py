@@ -88,12 +88,15 @@ class BahdanauAttention(BaseAttention):
 
     def compute_scores(self, query, processed_key):
         q = self.query_dense(query)  # (B, T, units)
+        # Weights cast to the compute dtype: a decoder step calls this outside
+        # `__call__`, where Keras does not autocast them under mixed precision.
+        b = ops.cast(self.b, q.dtype)
         hidden = ops.tanh(
-            ops.expand_dims(q, 2) + ops.expand_dims(processed_key, 1) + self.b
+            ops.expand_dims(q, 2) + ops.expand_dims(processed_key, 1) + b
         )  # (B, T, S, units)
-        v = self.v
+        v = ops.cast(self.v, q.dtype)
         if self.normalize:
-            v = self.g * v * ops.rsqrt(ops.sum(ops.square(v)))
+            v = ops.cast(self.g, q.dtype) * v * ops.rsqrt(ops.sum(ops.square(v)))
         return ops.sum(hidden * v, axis=-1)  # (B, T, S)
 
     def get_config(self):

@@ -138,7 +138,8 @@ class LuongAttention(BaseAttention):
             hidden = ops.tanh(
                 ops.expand_dims(q, 2) + ops.expand_dims(processed_key, 1)
             )  # (B, T, S, units)
-            scores = ops.sum(hidden * self.v, axis=-1)  # (B, T, S)
+            v = ops.cast(self.v, hidden.dtype)  # not autocast outside `__call__`
+            scores = ops.sum(hidden * v, axis=-1)  # (B, T, S)
         else:
             source_length = processed_key.shape[1]
             if source_length is not None and source_length > self.source_length:

@@ -16,28 +16,49 @@ def serialize_tokenizer(tokenizer):
 def deserialize_tokenizer(tokenizer):
     """Rebuilds a tokenizer from `serialize_tokenizer`'s data (or passes one through).
 
-    Only classes of `keras_rnnattn.text`, or classes registered with
+    Only tokenizer classes of `keras_rnnattn.text`, or classes registered with
     `keras.saving.register_keras_serializable`, are accepted: a config never
-    names arbitrary code to import.
+    names arbitrary code to import. A config that does not rebuild a working
+    tokenizer (another class, missing or wrong fields) raises a ValueError.
     """
     if tokenizer is None or not isinstance(tokenizer, dict):
         return tokenizer
     name = tokenizer.get("class_name")
     cls = None
-    try:
+    if isinstance(name, str):
         text = importlib.import_module("keras_rnnattn.text")
-        cls = getattr(text, name, None) if isinstance(name, str) else None
-    except ImportError:
-        text = None
-    if cls is None and isinstance(name, str):
-        cls = keras.saving.get_registered_object(name)
-    if cls is None or not hasattr(cls, "from_config"):
+        cls = getattr(text, name, None)
+        if not (isinstance(cls, type) and issubclass(cls, text.Tokenizer)):
+            cls = None
+        if cls is text.Tokenizer:  # the abstract base: it cannot split text
+            cls = None
+        if cls is None:
+            cls = keras.saving.get_registered_object(name)
+    if not isinstance(cls, type) or not hasattr(cls, "from_config"):
         raise ValueError(
-            "Unknown tokenizer class: it must be a class of keras_rnnattn.text or "
-            "one registered with keras.saving.register_keras_serializable. "
+            "Unknown tokenizer class: it must be a tokenizer class of "
+            "keras_rnnattn.text or one registered with "
+            f"keras.saving.register_keras_serializable. Received: class_name={name!r}"
+        )
+    try:
+        result = cls.from_config(tokenizer.get("config"))
+    except (TypeError, KeyError, AttributeError) as error:
+        raise ValueError(
+            f"The tokenizer config does not rebuild a {name} ({error}): the config "
+            "is damaged or was edited; save the model again. "
+            f"Received: class_name={name!r}"
+        ) from None
+    missing = [
+        attribute
+        for attribute in ("encode", "decode", "tokenize", "get_config", "pad_id")
+        if not hasattr(result, attribute)
+    ]
+    if missing:
+        raise ValueError(
+            f"{name} is not a tokenizer: it has no {', '.join(missing)}. "
             f"Received: class_name={name!r}"
         )
-    return cls.from_config(tokenizer["config"])
+    return result
 
 
 def is_text(x):
@@ -67,7 +88,13 @@ def as_text_list(texts, owner):
     out = []
     for i, item in enumerate(items):
         if isinstance(item, bytes):
-            item = item.decode("utf-8")
+            try:
+                item = item.decode("utf-8")
+            except UnicodeDecodeError as error:
+                raise ValueError(
+                    f"{owner}: texts given as bytes must be UTF-8 ({error}): decode "
+                    f"them yourself or pass str. Received: texts[{i}]={item[:80]!r}"
+                ) from None
         if not isinstance(item, str):
             raise ValueError(
                 f"{owner}: texts must be strings. Received: texts[{i}]={item!r}"
@@ -138,6 +165,11 @@ def token_strings(tokenizer, text, ids):
 
 def check_token_ids(x, vocabulary_size, owner):
     """Checks a NumPy batch of token ids: integers in `[0, vocabulary_size)`."""
+    if x is None:
+        raise ValueError(
+            f"{owner}: received no inputs (x=None). Pass texts, token ids "
+            "(batch, length) or a tf.data.Dataset."
+        )
     if not isinstance(x, (np.ndarray, list, tuple)):
         return x
     array = np.asarray(x)

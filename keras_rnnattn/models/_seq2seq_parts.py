@@ -104,6 +104,11 @@ class MaskedSparseCrossEntropy(keras.losses.Loss):
     (fused on TensorFlow and torch), without the masked copy of the logits that
     Keras's `ignore_class` makes, then the mean over real tokens. Sample weights
     are not supported.
+
+    `call` returns per-token values whose mean over all `B T` positions (the
+    default `"sum_over_batch_size"` reduction) is the mean over real tokens, so
+    that Keras's reduction, and its scaling of the loss by the number of
+    replicas under a `tf.distribute` strategy, apply as to any Keras loss.
     """
 
     def __init__(self, pad_id=0, name="masked_sparse_cross_entropy", **kwargs):
@@ -115,7 +120,9 @@ class MaskedSparseCrossEntropy(keras.losses.Loss):
         logits = ops.cast(ops.reshape(y_pred, (-1, ops.shape(y_pred)[-1])), "float32")
         nll = ops.sparse_categorical_crossentropy(labels, logits, from_logits=True)
         keep = ops.cast(ops.not_equal(labels, self.pad_id), "float32")
-        return ops.sum(nll * keep) / ops.maximum(ops.sum(keep), 1.0)
+        positions = ops.cast(ops.shape(labels)[0], "float32")
+        weight = positions / ops.maximum(ops.sum(keep), 1.0)
+        return nll * keep * weight  # (B T,): its mean is the mean over real tokens
 
     def get_config(self):
         return {**super().get_config(), "pad_id": self.pad_id}

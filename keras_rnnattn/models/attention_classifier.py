@@ -178,9 +178,12 @@ class AttentionClassifier(PresetMixin, keras.Model):
         else:
             pooling_layer = None
         dropout_layer = keras.layers.Dropout(dropout, name="dropout")
+        # The head computes in float32 under any policy: float16 probabilities
+        # saturate to 0 or 1, and the loss's gradient 1/p then overflows.
         output_dense = keras.layers.Dense(
             num_classes,
             activation="sigmoid" if multi_label else "softmax",
+            dtype="float32",
             name="output_dense",
         )
 

@@ -157,8 +157,10 @@ class SequenceTagger(PresetMixin, keras.Model):
             score=score, units=attention_units, concat=True, name="self_attention"
         )
         dropout_layer = keras.layers.Dropout(dropout, name="dropout")
+        # The head computes in float32 under any policy: float16 probabilities
+        # saturate to 0 or 1, and the loss's gradient 1/p then overflows.
         output_dense = keras.layers.Dense(
-            num_tags, activation="softmax", name="output_dense"
+            num_tags, activation="softmax", dtype="float32", name="output_dense"
         )
 
         # === Functional model ===

@@ -33,12 +33,22 @@ def _tokenizer_from_config(config):
 
     name = config.get("class_name")
     cls = getattr(text, str(name), None)
-    if cls is None or not isinstance(cls, type):
+    if (
+        not isinstance(cls, type)
+        or not issubclass(cls, text.Tokenizer)
+        or cls is text.Tokenizer
+    ):
         raise ValueError(
-            "A tokenizer config must name a class of keras_rnnattn.text. "
-            f"Received: class_name={name!r}"
+            "A tokenizer config must name a tokenizer class of keras_rnnattn.text "
+            f"(WordTokenizer, CharTokenizer, BpeTokenizer). Received: class_name={name!r}"
         )
-    return cls.from_config(config["config"])
+    try:
+        return cls.from_config(config.get("config"))
+    except (TypeError, KeyError, AttributeError) as error:
+        raise ValueError(
+            f"The tokenizer config does not rebuild a {name} ({error}): the config "
+            f"is damaged or was edited; save the model again. Received: class_name={name!r}"
+        ) from None
 
 
 def _as_tokenizer(tokenizer, name):
@@ -79,6 +89,38 @@ def _compiled(model, fn):
 
         return tf.function(fn, reduce_retracing=True)
     return fn
+
+
+def _as_texts(texts):
+    """A str (or UTF-8 bytes), or a list, tuple or 1-D array of them, as a list of str."""
+    if isinstance(texts, (str, bytes)):
+        items = [texts]
+    elif isinstance(texts, (list, tuple)) or (
+        isinstance(texts, np.ndarray) and texts.ndim == 1
+    ):
+        items = list(texts)
+    else:
+        raise ValueError(
+            "Translator.translate takes a str or a list of str. "
+            f"Received: texts={str(texts)[:80]!r} of type {type(texts).__name__}"
+        )
+    out = []
+    for i, item in enumerate(items):
+        if isinstance(item, bytes):
+            try:
+                item = item.decode("utf-8")
+            except UnicodeDecodeError as error:
+                raise ValueError(
+                    f"Texts given as bytes must be UTF-8 ({error}): decode them "
+                    f"yourself or pass str. Received: texts[{i}]={item[:80]!r}"
+                ) from None
+        if not isinstance(item, str):
+            raise ValueError(
+                "Translator.translate takes a str or a list of str. "
+                f"Received: texts[{i}]={str(item)[:80]!r} of type {type(item).__name__}"
+            )
+        out.append(str(item))
+    return out
 
 
 def _positive_int(name, value, allow_none=False):
@@ -566,7 +608,8 @@ class Translator(PresetMixin, keras.Model):
         A text longer than `max_source_length` tokens raises a ValueError.
 
         Args:
-            texts: a str or a list of str.
+            texts: a str or a list of str (UTF-8 bytes are decoded); anything
+                else raises a ValueError.
             beam_size: int >= 1; 1 is greedy search.
             max_length: int >= 1, the most target tokens; None uses
                 `min(max_target_length, 2 * source length + 10)`.
@@ -581,8 +624,8 @@ class Translator(PresetMixin, keras.Model):
         """
         beam_size = _positive_int("beam_size", beam_size)
         max_length = _positive_int("max_length", max_length, allow_none=True)
-        single = isinstance(texts, str)
-        texts = [texts] if single else list(texts)
+        single = isinstance(texts, (str, bytes))
+        texts = _as_texts(texts)
         if return_attention and self.attention == "none":
             raise ValueError(
                 "This model has no attention (attention='none'). "
@@ -592,7 +635,7 @@ class Translator(PresetMixin, keras.Model):
         keep = [
             i
             for i, text in enumerate(texts)
-            if str(text).strip() and source_tok.encode(text)
+            if text.strip() and source_tok.encode(text)
         ]
         translations = [""] * len(texts)
         attentions = [None] * len(texts)
