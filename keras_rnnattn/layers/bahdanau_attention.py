@@ -90,14 +90,16 @@ class BahdanauAttention(BaseAttention):
         q = self.query_dense(query)  # (B, T, units)
         # Weights cast to the compute dtype: a decoder step calls this outside
         # `__call__`, where Keras does not autocast them under mixed precision.
-        b = ops.cast(self.b, q.dtype)
+        # The bias goes with the queries, (B, T, units), not the (B, T, S, units)
+        # sum: one pass less over the largest tensor.
+        q = q + ops.cast(self.b, q.dtype)
         hidden = ops.tanh(
-            ops.expand_dims(q, 2) + ops.expand_dims(processed_key, 1) + b
+            ops.expand_dims(q, 2) + ops.expand_dims(processed_key, 1)
         )  # (B, T, S, units)
         v = ops.cast(self.v, q.dtype)
         if self.normalize:
             v = ops.cast(self.g, q.dtype) * v * ops.rsqrt(ops.sum(ops.square(v)))
-        return ops.sum(hidden * v, axis=-1)  # (B, T, S)
+        return ops.matmul(hidden, ops.expand_dims(v, -1))[..., 0]  # (B, T, S)
 
     def get_config(self):
         config = super().get_config()
