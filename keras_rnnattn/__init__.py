@@ -13,6 +13,7 @@ import sys
 __version__ = "0.1.0"
 
 _SUBMODULES = (
+    "callbacks",
     "datasets",
     "decoding",
     "export",

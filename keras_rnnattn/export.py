@@ -127,6 +127,15 @@ def export_preset(preset, path, format="saved_model", quantize=False, **options)
 
     Returns:
         The output folder.
+
+    Example:
+
+    >>> import tempfile
+    >>> out = export_preset(  # doctest: +SKIP
+    ...     "ding_de_en_bahdanau", tempfile.mkdtemp(), "tflite", sequence_length=48
+    ... )
+    >>> sorted(json.load(open(os.path.join(out, "export.json")))["signatures"])  # doctest: +SKIP
+    ['beam_search', 'decode_step', 'encode', 'greedy']
     """
     from keras_rnnattn.presets import find_preset, load_preset
 
@@ -497,20 +506,14 @@ def _first_line(error):
 
 
 def _write_tokenizers(model, path, manifest):
+    from keras_rnnattn.models._apps_text import serialize_tokenizer
     from keras_rnnattn.presets import preset_tokenizers
 
     files = {}
     for name, tokenizer in preset_tokenizers(model).items():
         filename = f"{name}.json"
         with open(os.path.join(path, filename), "w", encoding="utf-8") as file:
-            json.dump(
-                {
-                    "class_name": type(tokenizer).__name__,
-                    "config": tokenizer.get_config(),
-                },
-                file,
-                ensure_ascii=False,
-            )
+            json.dump(serialize_tokenizer(tokenizer), file, ensure_ascii=False)
         files[name] = {
             "file": filename,
             "pad_id": int(tokenizer.pad_id),

@@ -23,6 +23,7 @@ import time
 import keras
 import numpy as np
 
+from keras_rnnattn.callbacks import TimeBudget
 from keras_rnnattn.datasets import DatasetNotFoundError, load_ding_de_en
 from keras_rnnattn.metrics import bleu, chrf
 from keras_rnnattn.models import Translator
@@ -177,24 +178,6 @@ def evaluate(model, pairs, beam_size):
         "sentences_per_second": len(pairs) / seconds,
         "by_source_length": bleu_by_length(hypotheses, pairs),
     }, hypotheses
-
-
-class TimeBudget(keras.callbacks.Callback):
-    """Stops training once `minutes` have passed (checked after each batch)."""
-
-    def __init__(self, minutes):
-        super().__init__()
-        self.seconds = minutes * 60.0
-        self.start = None
-        self.stopped = False
-
-    def on_train_begin(self, logs=None):
-        self.start = time.time()
-
-    def on_train_batch_end(self, batch, logs=None):
-        if time.time() - self.start > self.seconds:
-            self.model.stop_training = True
-            self.stopped = True
 
 
 def main(argv=None):

@@ -25,6 +25,7 @@ import time
 
 import keras
 
+from keras_rnnattn.callbacks import TimeBudget
 from keras_rnnattn.datasets import DatasetNotFoundError, load_world_english_bible
 from keras_rnnattn.models import AttentiveLanguageModel
 from keras_rnnattn.text import CharTokenizer
@@ -74,22 +75,6 @@ def pieces(text, width):
         if line:
             out.append(line)
     return out
-
-
-class TimeBudget(keras.callbacks.Callback):
-    """Stops training once `minutes` have passed (checked after each batch)."""
-
-    def __init__(self, minutes):
-        super().__init__()
-        self.seconds = minutes * 60.0
-        self.start = None
-
-    def on_train_begin(self, logs=None):
-        self.start = time.time()
-
-    def on_train_batch_end(self, batch, logs=None):
-        if time.time() - self.start > self.seconds:
-            self.model.stop_training = True
 
 
 def train(args, tokenizer, train_texts, val_texts, attention):

