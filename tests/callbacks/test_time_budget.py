@@ -9,39 +9,53 @@ import pytest
 from keras_rnnattn.callbacks import TimeBudget
 
 
-class SlowBatches(keras.callbacks.Callback):
-    """Counts batches and makes each take at least `seconds`."""
+class Sleep(keras.callbacks.Callback):
+    """Makes each batch take at least `seconds` more."""
 
     def __init__(self, seconds):
         super().__init__()
         self.seconds = seconds
-        self.batches = 0
 
     def on_train_batch_end(self, batch, logs=None):
-        self.batches += 1
         time.sleep(self.seconds)
 
 
-def fit(budget, slow):
+class Clock(keras.callbacks.Callback):
+    """Seconds since the budget's start at the end of each batch, read right
+    after the budget's own check."""
+
+    def __init__(self, budget):
+        super().__init__()
+        self.budget = budget
+        self.ends = []
+
+    def on_train_batch_end(self, batch, logs=None):
+        self.ends.append(time.time() - self.budget.start)
+
+
+def fit(budget, sleep):
     model = keras.Sequential([keras.Input((2,)), keras.layers.Dense(1)])
     model.compile(loss="mse")
     x, y = np.ones((40, 2)), np.ones((40, 1))
-    return model.fit(x, y, batch_size=4, epochs=3, verbose=0, callbacks=[slow, budget])
+    clock = Clock(budget)
+    history = model.fit(
+        x, y, batch_size=4, epochs=3, verbose=0, callbacks=[Sleep(sleep), budget, clock]
+    )
+    return history, clock.ends
 
 
-def test_stops_after_the_budget_and_not_before():
-    slow = SlowBatches(0.05)
-    budget = TimeBudget(minutes=0.1 / 60)  # 0.1 s: two or three batches
-    history = fit(budget, slow)
+def test_stops_at_the_first_batch_past_the_budget():
+    budget = TimeBudget(minutes=0.5 / 60)  # 0.5 s; the first batch may compile
+    history, ends = fit(budget, sleep=0.05)
     assert budget.stopped
-    assert 2 <= slow.batches <= 4
-    assert len(history.history["loss"]) == 1
+    assert ends[-1] > budget.seconds  # it stopped once the budget was spent ...
+    assert all(t <= budget.seconds + 0.01 for t in ends[:-1])  # ... and not before
+    assert len(ends) < 30
 
-    slow = SlowBatches(0.0)
     budget = TimeBudget(minutes=10)
-    history = fit(budget, slow)
+    history, ends = fit(budget, sleep=0.0)
     assert not budget.stopped
-    assert slow.batches == 30 and len(history.history["loss"]) == 3
+    assert len(ends) == 30 and len(history.history["loss"]) == 3
 
 
 @pytest.mark.parametrize("minutes", [0, -1, "5", None])
