@@ -24,7 +24,11 @@ import keras
 import numpy as np
 
 from keras_rnnattn.callbacks import TimeBudget
-from keras_rnnattn.datasets import DatasetNotFoundError, load_ding_de_en
+from keras_rnnattn.datasets import (
+    DatasetNotFoundError,
+    load_ding_de_en,
+    load_ding_de_en_lexicon,
+)
 from keras_rnnattn.metrics import bleu, chrf
 from keras_rnnattn.models import Translator
 from keras_rnnattn.text import BpeTokenizer
@@ -60,6 +64,13 @@ def parse_args(argv=None):
         "--time-budget", type=float, default=40.0, help="training minutes at most"
     )
     parser.add_argument("--beam-size", type=int, default=4)
+    parser.add_argument(
+        "--lexicon",
+        type=int,
+        default=0,
+        help="dictionary words and phrases added to each epoch (a fresh random "
+        "sample of `load_ding_de_en_lexicon()`; 0: sentences only)",
+    )
     args = parser.parse_args(argv)
     if args.out is None:
         name = NAME if args.attention == "bahdanau" else f"ding_de_en_{args.attention}"
@@ -75,37 +86,54 @@ def parse_args(argv=None):
 
 class Batches(keras.utils.PyDataset):
     """Batches of pairs of similar length, source and target padded to one
-    bucket length (a multiple of 16 tokens).
+    bucket length (a multiple of 8 tokens).
 
     Few distinct shapes means few compilations (JAX compiles once per shape);
     similar lengths mean little padding. For training (`shuffle=True`) the
     batch order is reshuffled every epoch and the last partial batch (the
     longest pairs, fewer than `batch_size`) is left out, so every batch has the
-    same size.
+    same size. With `extra` pairs (the dictionary's words and phrases), each
+    epoch adds a fresh random sample of `extra_per_epoch` of them to `pairs`.
     """
 
-    def __init__(self, model, pairs, batch_size, seed, shuffle=True):
+    def __init__(
+        self, model, pairs, batch_size, seed, shuffle=True, extra=(), extra_per_epoch=0
+    ):
         super().__init__()
+        pairs = list(pairs) + list(extra)
         (self.source, self.target_in), self.target_out = model.encode_pairs(
             [de for de, _ in pairs], [en for _, en in pairs]
         )
         self.source_lengths = np.sum(self.source != 0, axis=1)
         self.target_lengths = np.sum(self.target_out != 0, axis=1)
-        order = np.lexsort((self.source_lengths, self.target_lengths))
-        self.batches = [
-            order[i : i + batch_size] for i in range(0, len(order), batch_size)
-        ]
-        if shuffle and len(self.batches) > 1 and len(self.batches[-1]) < batch_size:
-            self.batches.pop()
+        self.n_main = len(pairs) - len(extra)
+        self.extra_per_epoch = min(extra_per_epoch, len(extra))
+        self.batch_size = batch_size
         self.rng = np.random.default_rng(seed)
         self.shuffle = shuffle
-        self.order = np.arange(len(self.batches))
         self.on_epoch_end()
+
+    def _make_batches(self):
+        rows = np.arange(self.n_main)
+        if self.extra_per_epoch:
+            extra = self.n_main + self.rng.choice(
+                len(self.source) - self.n_main, self.extra_per_epoch, replace=False
+            )
+            rows = np.concatenate([rows, extra])
+        order = rows[np.lexsort((self.source_lengths[rows], self.target_lengths[rows]))]
+        size = self.batch_size
+        batches = [order[i : i + size] for i in range(0, len(order), size)]
+        if self.shuffle and len(batches) > 1 and len(batches[-1]) < size:
+            batches.pop()
+        return batches
 
     def __len__(self):
         return len(self.batches)
 
     def on_epoch_end(self):
+        if self.extra_per_epoch or not hasattr(self, "batches"):
+            self.batches = self._make_batches()
+        self.order = np.arange(len(self.batches))
         if self.shuffle:
             self.order = self.rng.permutation(len(self.batches))
 
@@ -120,7 +148,7 @@ class Batches(keras.utils.PyDataset):
         )
 
 
-def _round_up(n, multiple=16):
+def _round_up(n, multiple=8):
     return int(-(-int(n) // multiple) * multiple)
 
 
@@ -196,13 +224,20 @@ def main(argv=None):
             test_pairs[:SLICE],
         )
 
+    lexicon = []
+    if args.lexicon:
+        lexicon = load_ding_de_en_lexicon()
+        if args.quick:
+            lexicon = lexicon[:1000]
+        print(f"lexicon: {len(lexicon):,} pairs, {args.lexicon:,} a epoch", flush=True)
+
     keras.utils.set_random_seed(args.seed)
     start = time.time()
     source_tokenizer = BpeTokenizer(max_vocab=args.bpe_size).fit(
-        [de for de, _ in train_pairs]
+        [de for de, _ in train_pairs + lexicon]
     )
     target_tokenizer = BpeTokenizer(max_vocab=args.bpe_size).fit(
-        [en for _, en in train_pairs]
+        [en for _, en in train_pairs + lexicon]
     )
     print(f"BPE learned in {time.time() - start:.1f} s", flush=True)
     model = Translator(
@@ -220,7 +255,14 @@ def main(argv=None):
     model.compile(
         optimizer=keras.optimizers.Adam(args.learning_rate, clipnorm=5.0),
     )
-    train_data = Batches(model, train_pairs, args.batch_size, args.seed)
+    train_data = Batches(
+        model,
+        train_pairs,
+        args.batch_size,
+        args.seed,
+        extra=lexicon,
+        extra_per_epoch=args.lexicon,
+    )
     val_data = Batches(model, val_pairs, args.batch_size, args.seed, shuffle=False)
     budget = TimeBudget(args.time_budget)
     stop = keras.callbacks.EarlyStopping(
@@ -275,6 +317,13 @@ def main(argv=None):
             "Ding de-en example sentences (Debian trans-de-en 1.9-6), 16,570 "
             "pairs; canonical split default_rng(1234): test 1000, validation "
             "500, train 15,070."
+            + (
+                f" Each epoch also {args.lexicon:,} random pairs of the "
+                f"dictionary's other {len(lexicon):,} words and phrases "
+                "(load_ding_de_en_lexicon; no side equals a sentence's)."
+                if args.lexicon
+                else ""
+            )
         ),
         "data_license": "GPL-2+ (the corpus is not shipped; the weights are derived from it)",
         "command": command.strip(),

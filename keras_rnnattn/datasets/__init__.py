@@ -1,7 +1,12 @@
 """Corpus loaders: offline corpora from pip/apt packages, tfds for online use."""
 
 from keras_rnnattn.datasets.dataset_not_found_error import DatasetNotFoundError
-from keras_rnnattn.datasets.ding import load_ding_de_en, parse_ding
+from keras_rnnattn.datasets.ding import (
+    load_ding_de_en,
+    load_ding_de_en_lexicon,
+    parse_ding,
+    parse_ding_lexicon,
+)
 from keras_rnnattn.datasets.movie_snippets import load_movie_snippets
 from keras_rnnattn.datasets.sources import cache_dir, fetch, install_command
 from keras_rnnattn.datasets.splits import kfold_indices, split_indices
@@ -21,6 +26,7 @@ __all__ = [
     "install_command",
     "kfold_indices",
     "load_ding_de_en",
+    "load_ding_de_en_lexicon",
     "load_minilm_word_vectors",
     "load_movie_snippets",
     "load_tfds",
@@ -28,5 +34,6 @@ __all__ = [
     "load_world_english_bible",
     "minilm_embeddings",
     "parse_ding",
+    "parse_ding_lexicon",
     "split_indices",
 ]
