@@ -143,10 +143,13 @@ def main(argv=None):
     parser.add_argument("--backends", nargs="+", default=list(BACKENDS))
     parser.add_argument("--repeats", type=int, default=10)
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--quick", action="store_true", help="smoke run: 2 repeats")
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.worker:
         return worker(args)
+    if args.quick:
+        args.repeats = 2
     rows = {}
     for backend in args.backends:
         env = dict(
@@ -166,9 +169,16 @@ def main(argv=None):
             print(f"{backend}: failed\n{done.stderr[-2000:]}", file=sys.stderr)
             continue
         rows[backend] = json.loads(done.stdout.strip().splitlines()[-1])
+    print("## Attention layers beside Keras's (`benchmarks/attention_layers.py`)\n")
     print(
-        f"\nForward + backward, B={B}, T=S={S}, d={D}, float32, "
-        f"{args.threads} threads; ms, median of {args.repeats}\n"
+        f"Forward and the gradients of `sum(context)` with respect to the weights "
+        f"and both inputs, B={B}, T=S={S}, d={D}, float32, {args.threads} threads; "
+        f"ms, median of {args.repeats} after a warm-up, compiled as each backend "
+        "compiles a train step (`tf.function`, `jax.jit`, eager torch). Peers with "
+        "the same projections: `Dense` on queries and keys + "
+        "`keras.layers.AdditiveAttention(use_scale=True)` for Bahdanau, `Dense` on "
+        "keys + `keras.layers.Attention()` for Luong general, "
+        "`keras.layers.Attention()` for Luong dot.\n"
     )
     print("| layer | backend | keras-rnnattn | Keras peer | peer / ours |")
     print("|---|---|---|---|---|")

@@ -30,12 +30,21 @@ def main(argv=None):
     parser.add_argument("--baseline", default="saved_models/ding_de_en_none")
     parser.add_argument("--decoding", default="beam4", help="greedy or beam4")
     parser.add_argument("--out", default="benchmarks/bahdanau_fig2.png")
+    parser.add_argument("--quick", action="store_true", help="the same: it is quick")
     args = parser.parse_args(argv)
     with_attention, metrics_a = scores(args.attention, args.decoding)
     without, metrics_b = scores(args.baseline, args.decoding)
     buckets = list(with_attention)
 
-    print(f"Ding de→en test split, {args.decoding}, sacrebleu (cased, detokenized)\n")
+    print(
+        "## Bahdanau et al. 2015, Fig. 2: BLEU by source length "
+        "(`benchmarks/bahdanau_fig2.py`)\n"
+    )
+    print(
+        f"Ding de→en test split, {args.decoding}, sacrebleu (cased, detokenized); "
+        f"`{os.path.basename(args.attention)}` beside `{os.path.basename(args.baseline)}`, "
+        "trained by the same recipe (the scores stored in their metadata).\n"
+    )
     print(
         "| source words | sentences | BLEU attention | BLEU none | chrF attention | chrF none |"
     )
@@ -71,7 +80,7 @@ def main(argv=None):
     figure.suptitle(f"Ding de→en test split by source length ({args.decoding})")
     figure.tight_layout()
     figure.savefig(args.out, dpi=110)
-    print(f"\nFigure written to {args.out}")
+    print(f"\n![Fig. 2]({os.path.basename(args.out)})")
     return 0
 
 

@@ -50,7 +50,14 @@ def parse_args(argv=None):
     parser.add_argument(
         "--attention",
         default="bahdanau",
-        choices=["bahdanau", "luong_dot", "luong_general", "none"],
+        choices=[
+            "bahdanau",
+            "luong_dot",
+            "luong_general",
+            "luong_concat",
+            "luong_location",
+            "none",
+        ],
     )
     parser.add_argument("--bpe-size", type=int, default=2000, help="per side")
     parser.add_argument("--embedding-dim", type=int, default=256)
@@ -233,11 +240,13 @@ def main(argv=None):
 
     keras.utils.set_random_seed(args.seed)
     start = time.time()
+    # Subwords are learned on the training sentences alone (the lexicon's
+    # rare technical words would take merges the sentences need).
     source_tokenizer = BpeTokenizer(max_vocab=args.bpe_size).fit(
-        [de for de, _ in train_pairs + lexicon]
+        [de for de, _ in train_pairs]
     )
     target_tokenizer = BpeTokenizer(max_vocab=args.bpe_size).fit(
-        [en for _, en in train_pairs + lexicon]
+        [en for _, en in train_pairs]
     )
     print(f"BPE learned in {time.time() - start:.1f} s", flush=True)
     model = Translator(
@@ -285,9 +294,14 @@ def main(argv=None):
         # Stopped by the clock: keep the epoch with the best validation loss.
         model.set_weights(stop.best_weights)
 
+    test_data = Batches(model, test_pairs, args.batch_size, args.seed, shuffle=False)
+    test_loss = float(model.evaluate(test_data, verbose=0, return_dict=True)["loss"])
     metrics = {
         "epochs_run": len(history.history["loss"]),
         "best_val_loss": float(min(history.history["val_loss"])),
+        # Masked cross-entropy per target subword (end token included).
+        "test_loss": test_loss,
+        "test_perplexity": float(np.exp(test_loss)),
         "train_seconds": round(train_seconds, 1),
         "stopped_by_time_budget": budget.stopped,
         "parameters": int(model.count_params()),

@@ -5,17 +5,11 @@ from keras import ops
 
 from keras_rnnattn.layers.bahdanau_attention import BahdanauAttention
 from keras_rnnattn.layers.base_attention import BaseAttention
-from keras_rnnattn.layers.luong_attention import LuongAttention
+from keras_rnnattn.layers.score_layers import score_layer
 
 CELLS = ("gru", "lstm")
 ATTENTIONS = ("bahdanau", "luong_dot", "luong_general", "luong_concat")
 QUERIES = ("previous", "current")
-
-
-def _make_attention(name, units):
-    if name == "bahdanau":
-        return BahdanauAttention(units=units, name="attention")
-    return LuongAttention(score=name[len("luong_") :], name="attention")
 
 
 def _python_loops():
@@ -279,7 +273,9 @@ class AttentionDecoder(keras.layers.Layer):
             if attention not in ATTENTIONS:
                 raise ValueError(
                     f"`attention` must be one of {ATTENTIONS} or an attention layer "
-                    f"instance. Received: attention={attention!r}"
+                    "instance (for Luong's location score, "
+                    "`LuongAttention(score='location', source_length=S)`). "
+                    f"Received: attention={attention!r}"
                 )
         elif not isinstance(
             attention, (BaseAttention, keras.layers.MultiHeadAttention)
@@ -340,7 +336,7 @@ class AttentionDecoder(keras.layers.Layer):
                 name="rnn",
             )
         self.attention = (
-            _make_attention(attention, units)
+            score_layer(attention, units, name="attention")
             if isinstance(attention, str)
             else attention
         )

@@ -3,30 +3,10 @@
 import keras
 from keras import ops
 
-from keras_rnnattn.layers.bahdanau_attention import BahdanauAttention
-from keras_rnnattn.layers.luong_attention import LuongAttention
+from keras_rnnattn.layers.score_layers import score_layer
 from keras_rnnattn.ops import causal_mask
 
 SCORE_NAMES = ("dot", "general", "concat", "bahdanau", "scaled_dot", "scaled_general")
-
-
-def _scorer_from_name(score, units, dropout, seed, depth, dtype):
-    """Builds the scorer layer a score name stands for."""
-    scale = score.startswith("scaled_")
-    name = score.removeprefix("scaled_")
-    if name == "bahdanau":
-        return BahdanauAttention(
-            units or depth, dropout=dropout, seed=seed, dtype=dtype, name="scorer"
-        )
-    return LuongAttention(
-        score=name,
-        scale=scale,
-        units=units if name == "concat" else None,
-        dropout=dropout,
-        seed=seed,
-        dtype=dtype,
-        name="scorer",
-    )
 
 
 @keras.saving.register_keras_serializable(package="keras_rnnattn")
@@ -114,13 +94,13 @@ class SequenceSelfAttention(keras.layers.Layer):
                 f"features). Received: input_shape={tuple(input_shape)}"
             )
         if self.scorer is None:
-            self.scorer = _scorer_from_name(
+            self.scorer = score_layer(
                 self.score,
-                self.units,
-                self.dropout,
-                self.seed,
-                input_shape[-1],
-                self.dtype_policy,
+                self.units or input_shape[-1],
+                dropout=self.dropout,
+                seed=self.seed,
+                dtype=self.dtype_policy,
+                name="scorer",
             )
         if not self.scorer.built:
             self.scorer.build(input_shape, input_shape)

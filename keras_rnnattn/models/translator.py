@@ -12,6 +12,7 @@ from keras_rnnattn.layers.attention_decoder import (
     AttentionDecoder,
     _run_rnn,
 )
+from keras_rnnattn.layers.score_layers import score_layer
 from keras_rnnattn.models import _apps_text as text_utils
 from keras_rnnattn.models._seq2seq_parts import (
     MaskedAccuracy,
@@ -23,6 +24,7 @@ from keras_rnnattn.models._seq2seq_parts import (
 from keras_rnnattn.preset_mixin import PresetMixin
 
 BRIDGES = ("dense", "zeros")
+TRANSLATOR_ATTENTIONS = ATTENTIONS + ("luong_location", "none")
 
 
 def _as_tokenizer(tokenizer, name):
@@ -138,7 +140,8 @@ class Translator(PresetMixin, keras.Model):
         bidirectional: bool, a bidirectional encoder.
         cell: `"gru"` or `"lstm"`, for encoder and decoder.
         attention: `"bahdanau"`, `"luong_dot"`, `"luong_general"`,
-            `"luong_concat"` or `"none"`.
+            `"luong_concat"`, `"luong_location"` (scores from the decoder
+            state alone, over `max_source_length` positions) or `"none"`.
         query: `"previous"`, `"current"` or None (by attention), see
             `AttentionDecoder`.
         input_feeding: bool, see `AttentionDecoder`. With `False` and Luong
@@ -207,9 +210,9 @@ class Translator(PresetMixin, keras.Model):
         self.max_target_length = _positive_int("max_target_length", max_target_length)
         if cell not in CELLS:
             raise ValueError(f"`cell` must be one of {CELLS}. Received: cell={cell!r}")
-        if attention != "none" and attention not in ATTENTIONS:
+        if attention not in TRANSLATOR_ATTENTIONS:
             raise ValueError(
-                f"`attention` must be one of {ATTENTIONS + ('none',)}. "
+                f"`attention` must be one of {TRANSLATOR_ATTENTIONS}. "
                 f"Received: attention={attention!r}"
             )
         if bridge not in BRIDGES:
@@ -272,6 +275,11 @@ class Translator(PresetMixin, keras.Model):
                 name="decoder",
             )
         else:
+            if attention == "luong_location":
+                # The location score needs the longest source it attends over.
+                attention = score_layer(
+                    attention, None, self.max_source_length, name="attention"
+                )
             self.decoder = AttentionDecoder(
                 self.units,
                 cell=cell,

@@ -6,7 +6,9 @@ import pytest
 from keras_rnnattn.datasets import (
     DatasetNotFoundError,
     load_ding_de_en,
+    load_ding_de_en_lexicon,
     parse_ding,
+    parse_ding_lexicon,
     sources,
 )
 
@@ -128,3 +130,39 @@ def test_each_forbidden_marker_drops_the_pair_on_either_side(bad, side):
     assert parse_ding(["Das ist gut. :: That is good."]) == [
         ("Das ist gut.", "That is good.")
     ]
+
+
+def test_lexicon_pairs_synonyms_and_never_repeats_a_sentence_side(tmp_path):
+    lines = [
+        "# Version :: devel",
+        # Synonyms paired in order when both sides have as many.
+        "Haus {n}; Gebäude {n} | Häuser {pl} :: house; building | houses",
+        # Unequal synonym counts: only the first of each.
+        "schnell {adj}; rasch; flink :: fast; quick",
+        # Unequal part counts: the whole line is skipped, as in parse_ding.
+        "Baum | Bäume :: tree",
+        # Placeholders dropped; the sentence part is canonical: excluded.
+        "jdm. helfen | Das Haus ist alt. :: to help sb. | The house is old.",
+        # Same English as a canonical sentence, other German: excluded.
+        "Das Haus ist sehr alt. :: The house is old.",
+        # Same German as a canonical sentence: excluded.
+        "Das Haus ist alt. :: the building is old",
+        # A sentence the canonical recipe drops (';' in English) is kept.
+        "Er kam spät. :: He came late.; He arrived late.",
+        "Haus {n} :: house",  # seen before: once
+    ]
+    expected = [
+        ("Haus", "house"),
+        ("Gebäude", "building"),
+        ("Häuser", "houses"),
+        ("schnell", "fast"),
+        ("Er kam spät.", "He came late."),
+    ]
+    canonical = parse_ding(lines)
+    assert canonical == [("Das Haus ist alt.", "The house is old.")]
+    assert parse_ding_lexicon(lines, exclude=canonical) == expected
+    source = write(tmp_path / "de-en", lines)
+    assert load_ding_de_en_lexicon(path=source) == expected
+    # No side of any lexicon pair is a side of the canonical sentence pairs.
+    sides = {x for pair in canonical for x in pair}
+    assert not sides & {x for pair in expected for x in pair}

@@ -116,9 +116,9 @@ def manual_greedy(model, text, max_length):
     return tokens, np.stack(alignments)
 
 
-@pytest.mark.parametrize("attention", ["bahdanau", "luong_concat"])
+@pytest.mark.parametrize("attention", ["bahdanau", "luong_concat", "luong_location"])
 def test_translate_is_greedy_decoding_of_next_fn(attention):
-    model = tiny(attention=attention)
+    model = tiny(attention=attention, max_source_length=12)
     text = "31415"
     tokens, alignments = manual_greedy(model, text, max_length=8)
     translation, attention_info = model.translate(
@@ -189,6 +189,21 @@ def test_keras_file_round_trip(tmp_path):
     assert os.path.exists(os.path.join(folder, "source_tokenizer.json"))
     preset = Translator.from_preset(folder)
     np.testing.assert_array_equal(np_(preset(x)), want)
+
+
+def test_location_attention_round_trip(tmp_path):
+    # Luong's location score: weights from the decoder state alone, over
+    # max_source_length positions, cut to each batch's source length.
+    model = tiny(attention="luong_location", max_source_length=9)
+    assert model.decoder.attention.score == "location"
+    assert model.decoder.attention.source_length == 9
+    x, _ = model.encode_pairs(SOURCES[:8], TARGETS[:8])
+    path = os.path.join(tmp_path, "location.keras")
+    model.save(path)
+    loaded = keras.saving.load_model(path)
+    np.testing.assert_array_equal(np_(loaded(x)), np_(model(x)))
+    with pytest.raises(ValueError, match="max_source_length=9"):
+        model.translate("1234567890")
 
 
 def test_plot_attention_returns_a_figure():
