@@ -118,6 +118,7 @@ def main(argv=None):
     load = os.getloadavg()[0]
     started = datetime.datetime.now(datetime.timezone.utc)
     sections = [run(name, args.quick, not args.skip_training) for name in names]
+    minutes = (time.time() - started.timestamp()) / 60
     header = [
         "# Benchmark results",
         "",
@@ -129,7 +130,7 @@ def main(argv=None):
         "it is compared with. What the numbers mean and where the time goes: "
         "[README.md](README.md).",
         "",
-        f"- Date: {started:%Y-%m-%d %H:%M} UTC; {time.time() / 60 - started.timestamp() / 60:.0f} minutes",
+        f"- Date: {started:%Y-%m-%d %H:%M} UTC; the run took {minutes:.0f} minutes",
         f"- Machine: {cpu_name()}, {os.cpu_count()} cores, {memory_gib():.0f} GiB; GPU: {gpu()}",
         f"- Load average at the start: {load:.1f}, at the end: {os.getloadavg()[0]:.1f}",
         f"- Python {platform.python_version()}; {versions()}",

@@ -16,6 +16,22 @@ def _clean(text):
     return " ".join(_ANNOTATION_RE.sub("", text).split())
 
 
+def _aligned_parts(lines):
+    """`(german, english)` parts of each entry line, paired in order by `|`.
+
+    Skips comments, lines without `::` and lines whose sides have unequal
+    numbers of parts.
+    """
+    for line in lines:
+        line = line.rstrip("\r\n")
+        if line.startswith("#") or "::" not in line:
+            continue
+        german, english = line.split("::", 1)
+        german_parts, english_parts = german.split("|"), english.split("|")
+        if len(german_parts) == len(english_parts):
+            yield from zip(german_parts, english_parts)
+
+
 def parse_ding(lines):
     """Extracts sentence pairs from lines of the Ding dictionary (`de :: en`).
 
@@ -41,26 +57,18 @@ def parse_ding(lines):
     """
     pairs = []
     seen = set()
-    for line in lines:
-        line = line.rstrip("\r\n")
-        if line.startswith("#") or "::" not in line:
+    for de, en in _aligned_parts(lines):
+        if ";" in en:
             continue
-        german, english = line.split("::", 1)
-        german_parts, english_parts = german.split("|"), english.split("|")
-        if len(german_parts) != len(english_parts):
+        de, en = _clean(de), _clean(en)
+        if not en or not "A" <= en[0] <= "Z" or en[-1] not in ".?!":
             continue
-        for de, en in zip(german_parts, english_parts):
-            if ";" in en:
-                continue
-            de, en = _clean(de), _clean(en)
-            if not en or not "A" <= en[0] <= "Z" or en[-1] not in ".?!":
-                continue
-            if any(bad in de or bad in en for bad in _FORBIDDEN):
-                continue
-            if not 3 <= len(en.split()) <= 20 or en in seen:
-                continue
-            seen.add(en)
-            pairs.append((de, en))
+        if any(bad in de or bad in en for bad in _FORBIDDEN):
+            continue
+        if not 3 <= len(en.split()) <= 20 or en in seen:
+            continue
+        seen.add(en)
+        pairs.append((de, en))
     return pairs
 
 
@@ -140,28 +148,20 @@ def parse_ding_lexicon(lines, exclude=()):
         excluded_en.add(en)
     pairs = []
     seen = set()
-    for line in lines:
-        line = line.rstrip("\r\n")
-        if line.startswith("#") or "::" not in line:
-            continue
-        german, english = line.split("::", 1)
-        german_parts, english_parts = german.split("|"), english.split("|")
-        if len(german_parts) != len(english_parts):
-            continue
-        for de_part, en_part in zip(german_parts, english_parts):
-            de_words = [_clean(x) for x in de_part.split(";")]
-            en_words = [_clean(x) for x in en_part.split(";")]
-            if len(de_words) != len(en_words):
-                de_words, en_words = de_words[:1], en_words[:1]
-            for de, en in zip(de_words, en_words):
-                if not de or not en or len(en.split()) > 30:
-                    continue
-                if any(bad in de or bad in en for bad in _FORBIDDEN):
-                    continue
-                if de in excluded_de or en in excluded_en or (de, en) in seen:
-                    continue
-                seen.add((de, en))
-                pairs.append((de, en))
+    for de_part, en_part in _aligned_parts(lines):
+        de_words = [_clean(x) for x in de_part.split(";")]
+        en_words = [_clean(x) for x in en_part.split(";")]
+        if len(de_words) != len(en_words):
+            de_words, en_words = de_words[:1], en_words[:1]
+        for de, en in zip(de_words, en_words):
+            if not de or not en or len(en.split()) > 30:
+                continue
+            if any(bad in de or bad in en for bad in _FORBIDDEN):
+                continue
+            if de in excluded_de or en in excluded_en or (de, en) in seen:
+                continue
+            seen.add((de, en))
+            pairs.append((de, en))
     return pairs
 
 
