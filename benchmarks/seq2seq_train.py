@@ -2,13 +2,14 @@
 
 One process per Keras backend (TensorFlow, JAX, PyTorch). Each builds the
 Translator, a plain PyTorch model and a plain TensorFlow model of the same
-architecture (the same parameter count, checked; with `--check-loss N`, on by
-default in `--quick`, the peers get the Translator's weights and must give the
-same first loss and falling losses over N steps, plain TF the same losses at
-every step), and times them in alternating
+architecture and parameter count (checked), and times them in alternating
 windows of train steps after a warm-up window; the median window of each counts.
 The ratios are therefore measured side by side, in the same process and the same
-minute, which matters on a shared machine. Three runs:
+minute, which matters on a shared machine. With `--check-loss N` (on in
+`--quick`) the peers first get the Translator's weights and train N steps on one
+batch: the three first losses must agree (the same forward pass), plain TF's
+losses must agree with the Translator's at every step (the same Adam), and every
+loss must fall. Three runs:
 
 - `fast/big`: LSTM encoder and decoder, Luong dot attention, no input feeding (the
   decoder's fast path: the recurrence over all target steps, then attention for
