@@ -1,0 +1,116 @@
+"""Helpers shared by the benchmark scripts: thread pinning, worker processes, memory."""
+
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import threading
+import time
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+MIB = 2**20
+
+
+def log(*args):
+    """Progress and diagnostics: stderr (stdout holds only the results)."""
+    print(*args, file=sys.stderr, flush=True)
+
+
+def thread_env(threads):
+    """Environment variables that pin every library to `threads` threads."""
+    multi = "true" if threads > 1 else "false"
+    return {
+        "OMP_NUM_THREADS": str(threads),
+        "MKL_NUM_THREADS": str(threads),
+        "TF_NUM_INTRAOP_THREADS": str(threads),
+        "TF_NUM_INTEROP_THREADS": str(threads),
+        "XLA_FLAGS": f"--xla_cpu_multi_thread_eigen={multi} "
+        f"intra_op_parallelism_threads={threads}",
+        "TF_CPP_MIN_LOG_LEVEL": "3",
+    }
+
+
+def pin_threads(threads):
+    """Pins TensorFlow and PyTorch in this process (call before either runs an op)."""
+    import tensorflow as tf
+    import torch
+
+    torch.set_num_threads(threads)
+    try:
+        tf.config.threading.set_intra_op_parallelism_threads(threads)
+        tf.config.threading.set_inter_op_parallelism_threads(threads)
+    except RuntimeError:  # already initialised: the environment variables hold
+        pass
+
+
+def run_worker(script, backend, threads, argv, timeout=1800):
+    """Runs `script --worker *argv` under a Keras backend; its last stdout line as JSON.
+
+    Returns None (and shows the end of its stderr) if the worker fails.
+    """
+    env = dict(os.environ, **thread_env(threads), KERAS_BACKEND=backend)
+    env["PYTHONPATH"] = REPO + os.pathsep + env.get("PYTHONPATH", "")
+    cmd = [sys.executable, os.path.abspath(script), "--worker", *map(str, argv)]
+    start = time.perf_counter()
+    try:
+        done = subprocess.run(
+            cmd, env=env, capture_output=True, text=True, timeout=timeout
+        )
+    except subprocess.TimeoutExpired:
+        log(f"{backend} {' '.join(map(str, argv))}: timed out after {timeout} s")
+        return None
+    lines = done.stdout.strip().splitlines()
+    if done.returncode != 0 or not lines:
+        log(f"{backend} {' '.join(map(str, argv))} failed:\n{done.stderr[-2000:]}")
+        return None
+    log(f"{backend} {' '.join(map(str, argv))}: {time.perf_counter() - start:.0f} s")
+    return json.loads(lines[-1])
+
+
+def median(values):
+    return statistics.median(values)
+
+
+def rss_bytes():
+    """The resident set size of this process now, from /proc/self/statm."""
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+def max_rss_bytes():
+    """The peak resident set size of this process so far (`ru_maxrss`)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+
+class PeakRSS:
+    """Context manager: the highest RSS sampled every `interval` s inside the block.
+
+    A background thread reads /proc/self/statm; `peak` is in bytes. Native code
+    (the compiled decoders, PyTorch and NumPy kernels) releases the GIL, so the
+    sampler runs during it; a peak shorter than `interval` can be missed.
+    `start` is the RSS on entering the block.
+    """
+
+    def __init__(self, interval=0.001):
+        self.interval = interval
+        self.peak = 0
+
+    def _sample(self):
+        while not self._stop.is_set():
+            self.peak = max(self.peak, rss_bytes())
+            self._stop.wait(self.interval)
+
+    def __enter__(self):
+        self._stop = threading.Event()
+        self.start = self.peak = rss_bytes()
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        self._thread.join()
+        self.peak = max(self.peak, rss_bytes())
+        return False
