@@ -1,4 +1,5 @@
-"""Helpers shared by the benchmark scripts: thread pinning, worker processes, memory."""
+"""Helpers shared by the benchmark scripts: thread pinning, worker processes, memory,
+recipes run as studies."""
 
 import json
 import os
@@ -6,8 +7,10 @@ import resource
 import statistics
 import subprocess
 import sys
+import tempfile
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MIB = 2**20
@@ -114,3 +117,61 @@ class PeakRSS:
         self._thread.join()
         self.peak = max(self.peak, rss_bytes())
         return False
+
+
+def run_recipe(application, arguments, backend="torch", threads=1, log_path=None):
+    """Trains `applications/<application>/train.py` into a temporary preset.
+
+    Returns the metrics the recipe prints as JSON on its last line (those of
+    the preset's `metadata.json`), or raises `RuntimeError` with the end of
+    the recipe's output.
+    """
+    script = os.path.join(REPO, "applications", application, "train.py")
+    with tempfile.TemporaryDirectory() as folder:
+        out = os.path.join(folder, "preset")
+        env = dict(os.environ, **thread_env(threads), KERAS_BACKEND=backend)
+        env["PYTHONPATH"] = REPO + os.pathsep + env.get("PYTHONPATH", "")
+        done = subprocess.run(
+            [sys.executable, script, "--out", out, *arguments],
+            env=env,
+            cwd=REPO,
+            capture_output=True,
+            text=True,
+        )
+        if log_path:
+            with open(log_path, "w", encoding="utf-8") as file:
+                file.write(done.stdout + done.stderr)
+        if done.returncode != 0:
+            raise RuntimeError(
+                f"{application} {' '.join(arguments)} failed:\n{done.stderr[-2000:]}"
+            )
+        return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def run_recipes(
+    application, variants, jobs=2, threads=1, backend="torch", log_dir=None
+):
+    """Runs `{name: arguments}` recipes, `jobs` at a time; returns `{name: metrics}`."""
+
+    def one(item):
+        name, arguments = item
+        log_path = os.path.join(log_dir, f"{name}.log") if log_dir else None
+        log(f"running {application} {name}: {' '.join(arguments)}")
+        metrics = run_recipe(application, arguments, backend, threads, log_path)
+        log(f"done {name}")
+        return name, metrics
+
+    with ThreadPoolExecutor(jobs) as pool:
+        return dict(pool.map(one, variants.items()))
+
+
+def load_or_run(path, run, rerun):
+    """The JSON results at `path`, or `run()`'s, saved there, when absent or `rerun`."""
+    if not rerun and os.path.exists(path):
+        with open(path, encoding="utf-8") as file:
+            return json.load(file)
+    results = run()
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w", encoding="utf-8") as file:
+        json.dump(results, file, indent=1)
+    return results

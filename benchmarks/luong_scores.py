@@ -18,7 +18,7 @@ import argparse
 import os
 import sys
 
-from _recipes import REPO, load_or_run, run_all
+from _common import REPO, load_or_run, run_recipes
 
 SCORES = {
     "location": "luong_location",
@@ -46,7 +46,7 @@ def main(argv=None):
     variants = {name: ["--attention", a, *common] for name, a in SCORES.items()}
 
     def train():
-        return run_all("ding_de_en_bahdanau", variants, args.jobs, args.threads)
+        return run_recipes("ding_de_en_bahdanau", variants, args.jobs, args.threads)
 
     if args.quick:
         results = train()

@@ -17,7 +17,7 @@ import os
 import sys
 
 import numpy as np
-from _recipes import REPO, load_or_run, run_all
+from _common import REPO, load_or_run, run_recipes
 
 POOLINGS = ("attention", "mean", "last")
 PEERS = (
@@ -45,7 +45,9 @@ def main(argv=None):
     }
 
     def train():
-        return run_all("movie_snippets_sentiment", variants, args.jobs, args.threads)
+        return run_recipes(
+            "movie_snippets_sentiment", variants, args.jobs, args.threads
+        )
 
     if args.quick:
         results = train()
