@@ -149,29 +149,59 @@ def run_recipe(application, arguments, backend="torch", threads=1, log_path=None
 
 
 def run_recipes(
-    application, variants, jobs=2, threads=1, backend="torch", log_dir=None
+    application, variants, jobs=2, threads=1, backend="torch", on_done=None
 ):
-    """Runs `{name: arguments}` recipes, `jobs` at a time; returns `{name: metrics}`."""
+    """Runs `{name: arguments}` recipes, `jobs` at a time; returns `{name: metrics}`.
+
+    `on_done(name, metrics)` is called as each one finishes.
+    """
 
     def one(item):
         name, arguments = item
-        log_path = os.path.join(log_dir, f"{name}.log") if log_dir else None
         log(f"running {application} {name}: {' '.join(arguments)}")
-        metrics = run_recipe(application, arguments, backend, threads, log_path)
+        metrics = run_recipe(application, arguments, backend, threads)
         log(f"done {name}")
+        if on_done is not None:
+            on_done(name, metrics)
         return name, metrics
 
     with ThreadPoolExecutor(jobs) as pool:
         return dict(pool.map(one, variants.items()))
 
 
-def load_or_run(path, run, rerun):
-    """The JSON results at `path`, or `run()`'s, saved there, when absent or `rerun`."""
+def _write_json(path, data):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w", encoding="utf-8") as file:
+        json.dump(data, file, indent=1)
+
+
+def run_study(path, application, variants, rerun, jobs=2, threads=1):
+    """The results of a study of recipe variants, `{name: metrics}`, kept at `path`.
+
+    Without `rerun`, the saved results when they exist. Otherwise trains the
+    variants; each finished one is written at once to `path + ".partial"`, so
+    an interrupted run resumes with the variants still missing.
+    """
     if not rerun and os.path.exists(path):
         with open(path, encoding="utf-8") as file:
             return json.load(file)
-    results = run()
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    with open(path, "w", encoding="utf-8") as file:
-        json.dump(results, file, indent=1)
+    partial_path = path + ".partial"
+    done = {}
+    if os.path.exists(partial_path):
+        with open(partial_path, encoding="utf-8") as file:
+            done = json.load(file)
+    lock = threading.Lock()
+
+    def save(name, metrics):
+        with lock:
+            done[name] = metrics
+            _write_json(partial_path, done)
+
+    todo = {name: args for name, args in variants.items() if name not in done}
+    if done:
+        log(f"resuming {path}: {len(done)} done, {len(todo)} to train")
+    run_recipes(application, todo, jobs, threads, on_done=save)
+    results = {name: done[name] for name in variants}
+    _write_json(path, results)
+    os.remove(partial_path)
     return results

@@ -18,7 +18,7 @@ import argparse
 import os
 import sys
 
-from _common import REPO, load_or_run, run_recipes
+from _common import REPO, run_recipes, run_study
 
 SCORES = {
     "location": "luong_location",
@@ -45,13 +45,17 @@ def main(argv=None):
         common = ["--quick"]
     variants = {name: ["--attention", a, *common] for name, a in SCORES.items()}
 
-    def train():
-        return run_recipes("ding_de_en_bahdanau", variants, args.jobs, args.threads)
-
     if args.quick:
-        results = train()
+        results = run_recipes("ding_de_en_bahdanau", variants, args.jobs, 1)
     else:
-        results = load_or_run(os.path.join(REPO, args.results), train, args.rerun)
+        results = run_study(
+            os.path.join(REPO, args.results),
+            "ding_de_en_bahdanau",
+            variants,
+            args.rerun,
+            args.jobs,
+            args.threads,
+        )
     minutes = max(m["train_seconds"] for m in results.values()) / 60
 
     print(

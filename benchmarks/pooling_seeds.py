@@ -17,7 +17,7 @@ import os
 import sys
 
 import numpy as np
-from _common import REPO, load_or_run, run_recipes
+from _common import REPO, run_recipes, run_study
 
 POOLINGS = ("attention", "mean", "last")
 PEERS = (
@@ -44,15 +44,17 @@ def main(argv=None):
         for seed in args.seeds
     }
 
-    def train():
-        return run_recipes(
-            "movie_snippets_sentiment", variants, args.jobs, args.threads
-        )
-
     if args.quick:
-        results = train()
+        results = run_recipes("movie_snippets_sentiment", variants, args.jobs, 1)
     else:
-        results = load_or_run(os.path.join(REPO, args.results), train, args.rerun)
+        results = run_study(
+            os.path.join(REPO, args.results),
+            "movie_snippets_sentiment",
+            variants,
+            args.rerun,
+            args.jobs,
+            args.threads,
+        )
 
     accuracy = {
         pooling: [
