@@ -2,14 +2,17 @@
 
 Each script prints a markdown section (heading, what it measures, tables with
 the peers measured in the same run); this runner executes them one after the
-other, each in its own process, and writes their sections under a header
-naming the machine, the date and the library versions. A script that fails
-leaves its error in its section and the others still run.
+other, each in its own process, stamps each section with when it ran and the
+machine's load, keeps it in `benchmarks/results/<name>.md`, and writes
+RESULTS.md from all kept sections under a header naming the machine and the
+library versions. `--only` re-measures some parts and keeps the others' last
+sections. A script that fails leaves its error in its section and the others
+still run.
 
     python benchmarks/run_all.py                  # everything (about 2 hours on 2 cores)
     python benchmarks/run_all.py --skip-training  # reproductions from their saved results
-    python benchmarks/run_all.py --quick --out /tmp/RESULTS.md   # smoke run
     python benchmarks/run_all.py --only decode seq2seq_train
+    python benchmarks/run_all.py --quick --out /tmp/RESULTS.md   # smoke run, nothing kept
 """
 
 import argparse
@@ -34,6 +37,11 @@ BENCHMARKS = {
     "pooling_seeds": ("pooling_seeds.py", [], None),
 }
 STUDIES = ("luong_scores", "pooling_seeds")  # these train models
+RESULTS = os.path.join(HERE, "results")
+
+
+def section_path(name):
+    return os.path.join(RESULTS, f"{name}.md")
 
 
 def cpu_name():
@@ -90,6 +98,7 @@ def run(name, quick, rerun):
     if backend:
         env["KERAS_BACKEND"] = backend
     start = time.time()
+    load = os.getloadavg()[0]
     print(f"[{time.strftime('%H:%M:%S')}] {' '.join(command[1:])}", file=sys.stderr)
     done = subprocess.run(command, env=env, cwd=REPO, capture_output=True, text=True)
     minutes = (time.time() - start) / 60
@@ -100,7 +109,11 @@ def run(name, quick, rerun):
             f"\n\n**`{script}` failed (exit {done.returncode}):**\n\n```\n"
             f"{done.stderr.strip()[-3000:]}\n```"
         )
-    return section + f"\n\n_Ran in {minutes:.1f} minutes._\n"
+    stamp = datetime.datetime.fromtimestamp(start, datetime.timezone.utc)
+    return section + (
+        f"\n\n_Measured {stamp:%Y-%m-%d %H:%M} UTC in {minutes:.1f} minutes; load "
+        f"average {load:.1f} at the start, {os.getloadavg()[0]:.1f} at the end._\n"
+    )
 
 
 def main(argv=None):
@@ -115,29 +128,40 @@ def main(argv=None):
     parser.add_argument("--out", default=os.path.join(HERE, "RESULTS.md"))
     args = parser.parse_args(argv)
     names = args.only or list(BENCHMARKS)
-    load = os.getloadavg()[0]
-    started = datetime.datetime.now(datetime.timezone.utc)
-    sections = [run(name, args.quick, not args.skip_training) for name in names]
-    minutes = (time.time() - started.timestamp()) / 60
+    sections = {}
+    for name in names:
+        sections[name] = run(name, args.quick, not args.skip_training)
+        if not args.quick:
+            os.makedirs(RESULTS, exist_ok=True)
+            with open(section_path(name), "w", encoding="utf-8") as file:
+                file.write(sections[name])
+    if not args.quick:
+        for name in BENCHMARKS:
+            if name not in sections and os.path.exists(section_path(name)):
+                with open(section_path(name), encoding="utf-8") as file:
+                    sections[name] = file.read()
     header = [
         "# Benchmark results",
         "",
-        "Written by `python benchmarks/run_all.py"
-        + (" --quick" if args.quick else "")
-        + (" --skip-training" if args.skip_training else "")
-        + (f" --only {' '.join(args.only)}" if args.only else "")
-        + "`; every number below was measured in that run, each beside the peer "
-        "it is compared with. What the numbers mean and where the time goes: "
+        "Written by `python benchmarks/run_all.py`: each section below is one "
+        "script's output, each number beside the peer measured in the same run, "
+        "stamped with when it ran. What the numbers mean and where the time goes: "
         "[README.md](README.md).",
         "",
-        f"- Date: {started:%Y-%m-%d %H:%M} UTC; the run took {minutes:.0f} minutes",
-        f"- Machine: {cpu_name()}, {os.cpu_count()} cores, {memory_gib():.0f} GiB; GPU: {gpu()}",
-        f"- Load average at the start: {load:.1f}, at the end: {os.getloadavg()[0]:.1f}",
+        f"- Machine: {cpu_name()}, {os.cpu_count()} cores, {memory_gib():.0f} GiB; "
+        f"GPU: {gpu()}",
         f"- Python {platform.python_version()}; {versions()}",
         "",
     ]
+    body = [
+        sections.get(name)
+        or f"## `{BENCHMARKS[name][0]}`\n\nNot measured yet: "
+        f"`python benchmarks/run_all.py --only {name}`.\n"
+        for name in BENCHMARKS
+        if name in sections or not args.quick
+    ]
     with open(args.out, "w", encoding="utf-8") as file:
-        file.write("\n".join(header) + "\n" + "\n".join(sections))
+        file.write("\n".join(header) + "\n" + "\n".join(body))
     print(f"wrote {args.out}", file=sys.stderr)
     return 0
 
