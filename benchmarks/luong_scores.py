@@ -2,7 +2,7 @@
 
 Trains `applications/ding_de_en_bahdanau/train.py` once per attention score,
 with everything else equal (BiGRU encoder, GRU decoder, input feeding, BPE
-2000 per side, seed 1) and the same wall-clock budget per model (`--minutes`;
+2000 per side, the training sentences only, seed 1) and the same wall-clock budget per model (`--minutes`;
 early stopping off, the epoch with the best validation loss kept): Bahdanau's
 additive score (previous decoder state as query) and Luong's location, dot,
 general and concat scores (current state as query, attentional output
@@ -39,7 +39,14 @@ def main(argv=None):
     parser.add_argument("--results", default="benchmarks/results/luong_scores.json")
     parser.add_argument("--plot", default="benchmarks/luong_scores.png")
     args = parser.parse_args(argv)
-    common = ["--time-budget", str(args.minutes), "--patience", "1000"]
+    common = [
+        "--time-budget",
+        str(args.minutes),
+        "--patience",
+        "1000",
+        "--lexicon",
+        "0",
+    ]
     common += ["--epochs", "1000"]
     if args.quick:
         common = ["--quick"]

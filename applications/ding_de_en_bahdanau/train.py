@@ -74,7 +74,7 @@ def parse_args(argv=None):
     parser.add_argument(
         "--lexicon",
         type=int,
-        default=0,
+        default=15000,
         help="dictionary words and phrases added to each epoch (a fresh random "
         "sample of `load_ding_de_en_lexicon()`; 0: sentences only)",
     )
