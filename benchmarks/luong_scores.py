@@ -87,10 +87,12 @@ def main(argv=None):
             f"{m['test_greedy_chrf']:.1f} | {m['test_beam4_chrf']:.1f} |"
         )
     print(
-        "\nLuong et al. (WMT'14 en→de, 4-layer LSTMs): location 6.4 perplexity / "
-        "18.1 BLEU, dot 6.1 / 18.6, general 6.1 / 17.3 (global attention, without "
-        "unk replacement); concat did not train well for them ('dot works well for "
-        "global'). The scale here is far smaller; compare the order, not the numbers."
+        "\nLuong et al. 2015, Table 4 (WMT'14 English→German, 4-layer LSTMs of 1000 "
+        "units, global attention, before unknown-word replacement): location 6.4 "
+        "perplexity / 18.1 BLEU, dot 6.1 / 18.6, general 6.1 / 17.3; their concat "
+        "score 'does not yield good performances' and is not in the table. The "
+        "scale here is far smaller (15k sentence pairs, one-layer GRUs of 256, a few "
+        "minutes of CPU each): compare the order, not the numbers."
     )
     if args.quick:
         return 0

@@ -10,6 +10,7 @@ from keras_rnnattn.layers import SequenceSelfAttention
 from keras_rnnattn.layers.sequence_self_attention import SCORE_NAMES
 from keras_rnnattn.models import _apps_text as text_utils
 from keras_rnnattn.models._apps_layers import PaddingMask, embedding_initializer
+from keras_rnnattn.models._inference import no_grad
 from keras_rnnattn.preset_mixin import PresetMixin
 
 CELLS = ("gru", "lstm")
@@ -399,33 +400,34 @@ class AttentiveLanguageModel(PresetMixin, keras.Model):
                 f"prompt of {longest - 1} tokens (the model's limit is "
                 f"{self.max_length} positions). Received: max_length={max_length}"
             )
-        state, start_ids = self._prefill(prompts)
-        start_ids = ops.convert_to_tensor(start_ids)
-        never = np.zeros((self.vocabulary_size,), bool)
-        never[[self.pad_id, int(self.tokenizer.unk_id), bos]] = True
-        never = ops.convert_to_tensor(never)  # (V,): tokens never generated
+        with no_grad():  # inference: no autograd graph on torch
+            state, start_ids = self._prefill(prompts)
+            start_ids = ops.convert_to_tensor(start_ids)
+            never = np.zeros((self.vocabulary_size,), bool)
+            never[[self.pad_id, int(self.tokenizer.unk_id), bos]] = True
+            never = ops.convert_to_tensor(never)  # (V,): tokens never generated
 
-        def next_fn(token_ids, state):
-            logits, state = self.next_logits(token_ids, state)
-            return ops.where(never, -1e9, logits), state
+            def next_fn(token_ids, state):
+                logits, state = self.next_logits(token_ids, state)
+                return ops.where(never, -1e9, logits), state
 
-        if temperature == 0:
-            tokens, _ = decoding.greedy_search(
-                next_fn, state, start_ids, eos, max_length
-            )
-        else:
-            tokens, _ = decoding.sample(
-                next_fn,
-                state,
-                start_ids,
-                eos,
-                max_length,
-                temperature=temperature,
-                top_k=top_k,
-                top_p=top_p,
-                seed=seed,
-            )
-        tokens = ops.convert_to_numpy(tokens)  # (B, max_length)
+            if temperature == 0:
+                tokens, _ = decoding.greedy_search(
+                    next_fn, state, start_ids, eos, max_length
+                )
+            else:
+                tokens, _ = decoding.sample(
+                    next_fn,
+                    state,
+                    start_ids,
+                    eos,
+                    max_length,
+                    temperature=temperature,
+                    top_k=top_k,
+                    top_p=top_p,
+                    seed=seed,
+                )
+            tokens = ops.convert_to_numpy(tokens)  # (B, max_length)
         out = []
         for p, row in zip(prompts, tokens):
             row = row.tolist()

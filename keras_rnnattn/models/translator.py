@@ -14,6 +14,7 @@ from keras_rnnattn.layers.attention_decoder import (
 )
 from keras_rnnattn.layers.score_layers import score_layer
 from keras_rnnattn.models import _apps_text as text_utils
+from keras_rnnattn.models._inference import compiled, no_grad
 from keras_rnnattn.models._seq2seq_parts import (
     MaskedAccuracy,
     MaskedSparseCrossEntropy,
@@ -38,33 +39,6 @@ def _as_tokenizer(tokenizer, name):
             )
     tokenizer.vocabulary_size  # noqa: B018 (raises if the tokenizer is not fitted)
     return tokenizer
-
-
-def _compiled(model, fn):
-    """`fn` compiled where the backend compiles a whole function; the one backend
-    branch of this module.
-
-    JAX: `jax.jit`, with the model's weights passed as arguments (so a compiled
-    function never holds stale weights), compiled once per input shape.
-    TensorFlow: `tf.function`. Torch runs `fn` eagerly.
-    """
-    backend = keras.backend.backend()
-    if backend == "jax":
-        import jax
-
-        variables = list(model.variables)
-
-        @jax.jit
-        def run(values, *args):
-            with keras.StatelessScope(state_mapping=list(zip(variables, values))):
-                return fn(*args)
-
-        return lambda *args: run([v.value for v in variables], *args)
-    if backend == "tensorflow":
-        import tensorflow as tf
-
-        return tf.function(fn, reduce_retracing=True)
-    return fn
 
 
 def _as_texts(texts):
@@ -550,7 +524,7 @@ class Translator(PresetMixin, keras.Model):
         # A plain dict outside Keras attribute tracking: compiled searches by setting.
         cache = self.__dict__.setdefault("_generators", {})
         if key not in cache:
-            cache[key] = _compiled(
+            cache[key] = compiled(
                 self, self._search_fn(beam_size, max_length, beam_kwargs)
             )
         tokens, scores = cache[key](source_ids)
@@ -655,7 +629,8 @@ class Translator(PresetMixin, keras.Model):
         """
         bos = np.full((tokens.shape[0], 1), self.target_tokenizer.bos_id, "int32")
         target_in = np.concatenate([bos, tokens[:, :-1]], axis=1).astype("int32")
-        _, alignments = self._forward(source, target_in, training=False)
+        with no_grad():
+            _, alignments = self._forward(source, target_in, training=False)
         return ops.convert_to_numpy(ops.cast(alignments, "float32"))
 
     def plot_attention(self, text, beam_size=1, max_length=None, ax=None):

@@ -279,3 +279,28 @@ def test_learns_to_reverse_digits_and_attention_beats_no_attention():
     print(results)
     assert results["bahdanau"][0] >= 0.95, results
     assert results["bahdanau"][1] >= results["none"][1] + 0.2, results
+
+
+@pytest.mark.skipif(
+    keras.backend.backend() != "torch", reason="autograd graphs exist on torch only"
+)
+def test_decoding_records_no_autograd_graph(monkeypatch):
+    # Eager torch would record every op of the decoding loop and keep its
+    # tensors alive (about 450 MB for 64 sentences with beam 4 at 256 units).
+    import torch
+
+    model = tiny()
+    source = model.encode_source(["123", "4567"])
+    seen = []
+    step = model.decoder.step
+
+    def recording_step(*args, **kwargs):
+        seen.append(torch.is_grad_enabled())
+        return step(*args, **kwargs)
+
+    monkeypatch.setattr(model.decoder, "step", recording_step)
+    for beam_size in (1, 3):
+        model.generate_ids(source, beam_size, 6)
+    model.translate("123", return_attention=True)
+    assert seen and not any(seen)
+    assert torch.is_grad_enabled()  # restored after decoding

@@ -1,0 +1,50 @@
+"""How the models run inference loops on each backend: compiled, without gradients."""
+
+import contextlib
+
+import keras
+
+
+def no_grad():
+    """A context in which no gradient graph is recorded (torch); a no-op elsewhere.
+
+    Eager torch otherwise records every op of a decoding loop for autograd and
+    keeps its intermediate tensors alive until the outputs are freed.
+    """
+    if keras.backend.backend() == "torch":
+        import torch
+
+        return torch.no_grad()
+    return contextlib.nullcontext()
+
+
+def compiled(model, fn):
+    """`fn` compiled where the backend compiles a whole function; the one backend
+    branch of the models' decoding.
+
+    JAX: `jax.jit`, with the model's weights passed as arguments (so a compiled
+    function never holds stale weights), compiled once per input shape.
+    TensorFlow: `tf.function`. Torch runs `fn` eagerly under `torch.no_grad()`.
+    """
+    backend = keras.backend.backend()
+    if backend == "jax":
+        import jax
+
+        variables = list(model.variables)
+
+        @jax.jit
+        def run(values, *args):
+            with keras.StatelessScope(state_mapping=list(zip(variables, values))):
+                return fn(*args)
+
+        return lambda *args: run([v.value for v in variables], *args)
+    if backend == "tensorflow":
+        import tensorflow as tf
+
+        return tf.function(fn, reduce_retracing=True)
+
+    def run_without_gradients(*args):
+        with no_grad():
+            return fn(*args)
+
+    return run_without_gradients
