@@ -1,8 +1,9 @@
 """Luong et al. (2015), Table 4 style: attention scores on Ding de→en, same data and budget.
 
 Trains `applications/ding_de_en_bahdanau/train.py` once per attention score,
-with everything else equal (BiGRU encoder, GRU decoder, input feeding, BPE
-2000 per side, the training sentences only, seed 1) and the same wall-clock budget per model (`--minutes`;
+with everything else equal (BiGRU encoder of 128 per direction, so that the
+memory has the decoder's size as the dot score needs, GRU decoder of 256,
+input feeding, BPE 2000 per side, the training sentences only, seed 1) and the same wall-clock budget per model (`--minutes`;
 early stopping off, the epoch with the best validation loss kept): Bahdanau's
 additive score (previous decoder state as query) and Luong's location, dot,
 general and concat scores (current state as query, attentional output
@@ -49,7 +50,7 @@ def main(argv=None):
     ]
     common += ["--epochs", "1000"]
     if args.quick:
-        common = ["--quick"]
+        common = ["--quick", "--encoder-units", "8"]
     variants = {name: ["--attention", a, *common] for name, a in SCORES.items()}
 
     if args.quick:

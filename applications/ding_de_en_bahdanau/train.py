@@ -62,6 +62,13 @@ def parse_args(argv=None):
     parser.add_argument("--bpe-size", type=int, default=2000, help="per side")
     parser.add_argument("--embedding-dim", type=int, default=256)
     parser.add_argument("--units", type=int, default=256)
+    parser.add_argument(
+        "--encoder-units",
+        type=int,
+        default=None,
+        help="per direction (default: --units); --units / 2 gives memory of the "
+        "decoder's size, as Luong's dot score needs",
+    )
     parser.add_argument("--dropout", type=float, default=0.3)
     parser.add_argument("--batch-size", type=int, default=32)
     parser.add_argument("--learning-rate", type=float, default=2e-3)
@@ -254,6 +261,7 @@ def main(argv=None):
         target_tokenizer,
         embedding_dim=args.embedding_dim,
         units=args.units,
+        encoder_units=args.encoder_units,
         bidirectional=True,
         cell="gru",
         attention=args.attention,
