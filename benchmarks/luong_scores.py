@@ -49,6 +49,9 @@ def main(argv=None):
         "0",
     ]
     common += ["--epochs", "1000"]
+    # BiGRU 128 per direction: memory of the decoder's size (256), as the dot
+    # score needs; the same for every score.
+    common += ["--encoder-units", "128"]
     if args.quick:
         common = ["--quick", "--encoder-units", "8"]
     variants = {name: ["--attention", a, *common] for name, a in SCORES.items()}
