@@ -175,13 +175,16 @@ def _write_json(path, data):
         json.dump(data, file, indent=1)
 
 
-def run_study(path, application, variants, rerun, jobs=2, threads=1):
+def run_study(path, application, variants, rerun, jobs=2, threads=1, quick=False):
     """The results of a study of recipe variants, `{name: metrics}`, kept at `path`.
 
     Without `rerun`, the saved results when they exist. Otherwise trains the
     variants; each finished one is written at once to `path + ".partial"`, so
-    an interrupted run resumes with the variants still missing.
+    an interrupted run resumes with the variants still missing. With `quick`
+    (smoke runs), trains them and keeps nothing.
     """
+    if quick:
+        return run_recipes(application, variants, jobs, 1)
     if not rerun and os.path.exists(path):
         with open(path, encoding="utf-8") as file:
             return json.load(file)

@@ -19,7 +19,7 @@ import argparse
 import os
 import sys
 
-from _common import REPO, run_recipes, run_study
+from _common import REPO, run_study
 
 SCORES = {
     "location": "luong_location",
@@ -56,17 +56,15 @@ def main(argv=None):
         common = ["--quick", "--encoder-units", "8"]
     variants = {name: ["--attention", a, *common] for name, a in SCORES.items()}
 
-    if args.quick:
-        results = run_recipes("ding_de_en_bahdanau", variants, args.jobs, 1)
-    else:
-        results = run_study(
-            os.path.join(REPO, args.results),
-            "ding_de_en_bahdanau",
-            variants,
-            args.rerun,
-            args.jobs,
-            args.threads,
-        )
+    results = run_study(
+        os.path.join(REPO, args.results),
+        "ding_de_en_bahdanau",
+        variants,
+        args.rerun,
+        args.jobs,
+        args.threads,
+        quick=args.quick,
+    )
     minutes = max(m["train_seconds"] for m in results.values()) / 60
 
     print(

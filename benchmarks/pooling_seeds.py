@@ -17,7 +17,7 @@ import os
 import sys
 
 import numpy as np
-from _common import REPO, run_recipes, run_study
+from _common import REPO, run_study
 
 POOLINGS = ("attention", "mean", "last")
 PEERS = (
@@ -44,17 +44,15 @@ def main(argv=None):
         for seed in args.seeds
     }
 
-    if args.quick:
-        results = run_recipes("movie_snippets_sentiment", variants, args.jobs, 1)
-    else:
-        results = run_study(
-            os.path.join(REPO, args.results),
-            "movie_snippets_sentiment",
-            variants,
-            args.rerun,
-            args.jobs,
-            args.threads,
-        )
+    results = run_study(
+        os.path.join(REPO, args.results),
+        "movie_snippets_sentiment",
+        variants,
+        args.rerun,
+        args.jobs,
+        args.threads,
+        quick=args.quick,
+    )
 
     accuracy = {
         pooling: [
