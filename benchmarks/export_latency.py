@@ -222,22 +222,22 @@ def main(argv=None):
     )
     with tempfile.TemporaryDirectory() as folder:
         rows, quality, n = translator_rows(args, folder)
-        print(f"\n{args.translator}: ms per sentence, batch 1, median over {n}")
+        print(f"\n{args.translator}: ms per sentence, batch 1, median over {n}\n")
         print("| path | ms |\n|---|---|")
         for name, ms in rows:
             print(f"| {name} | {ms:.2f} |")
         if quality:
-            print(f"\nGreedy quality on the first {n} test pairs")
+            print(f"\nGreedy quality on the first {n} test pairs\n")
             print("| model | BLEU | chrF |\n|---|---|---|")
             for name, b, c in quality:
                 print(f"| {name} | {b:.1f} | {c:.1f} |")
         rows, quality, n = classifier_rows(args, folder)
-        print(f"\n{args.classifier}: ms per text, batch 1, median over 50")
+        print(f"\n{args.classifier}: ms per text, batch 1, median over 50\n")
         print("| path | ms |\n|---|---|")
         for name, ms in rows:
             print(f"| {name} | {ms:.2f} |")
         if quality:
-            print(f"\nTest accuracy ({n} snippets)")
+            print(f"\nTest accuracy ({n} snippets)\n")
             print("| model | accuracy | max abs. probability change |\n|---|---|---|")
             print(f"| {quality[0][0]} | {quality[0][1]:.4f} | - |")
             for name, acc, change in quality[1:]:
