@@ -110,6 +110,11 @@ def run(name, quick, rerun):
             f"{done.stderr.strip()[-3000:]}\n```"
         )
     stamp = datetime.datetime.fromtimestamp(start, datetime.timezone.utc)
+    if name in STUDIES and not rerun:
+        return section + (
+            f"\n\n_Tabulated {stamp:%Y-%m-%d %H:%M} UTC from "
+            f"`benchmarks/results/{name}.json` (trained in an earlier run)._\n"
+        )
     return section + (
         f"\n\n_Measured {stamp:%Y-%m-%d %H:%M} UTC in {minutes:.1f} minutes; load "
         f"average {load:.1f} at the start, {os.getloadavg()[0]:.1f} at the end._\n"

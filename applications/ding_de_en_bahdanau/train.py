@@ -3,13 +3,17 @@
 Data: the example sentences of the Ding dictionary (Debian `trans-de-en`,
 GPL-2+, read from the package, never shipped), with the canonical split of
 `keras_rnnattn.datasets.load_ding_de_en` (test: 1000, validation: 500, train:
-15,070). Subwords: one BPE tokenizer per side, learned on the training split,
-so every word can be spelled and no output holds an unknown-token mark.
+15,070). Each epoch also draws `--lexicon` pairs (default 15,000) afresh from
+the dictionary's other words and phrases (`load_ding_de_en_lexicon`; none
+shares a side with a canonical sentence pair). Subwords: one BPE tokenizer per
+side, learned on the training sentences, so every word can be spelled and no
+output holds an unknown-token mark.
 Evaluation: sacrebleu BLEU and chrF on the test split, cased and detokenized,
 greedy and beam 4.
 
     python applications/ding_de_en_bahdanau/train.py                    # the preset
     python applications/ding_de_en_bahdanau/train.py --attention none   # baseline
+    python applications/ding_de_en_bahdanau/train.py --lexicon 0        # sentences only
     python applications/ding_de_en_bahdanau/train.py --quick            # smoke run
 """
 
