@@ -161,3 +161,24 @@ def test_bad_input_is_named():
         AttentiveLanguageModel(vocabulary_size=VOCAB).generate("the")
     with pytest.raises(ValueError, match="Received: score='cosine'"):
         AttentiveLanguageModel(vocabulary_size=VOCAB, score="cosine")
+
+
+@pytest.mark.skipif(
+    keras.backend.backend() != "torch", reason="autograd graphs exist on torch only"
+)
+def test_generation_records_no_autograd_graph(monkeypatch):
+    import torch
+
+    lm = char_model()
+    seen = []
+    next_logits = lm.next_logits
+
+    def recording(*args, **kwargs):
+        seen.append(torch.is_grad_enabled())
+        return next_logits(*args, **kwargs)
+
+    monkeypatch.setattr(lm, "next_logits", recording)
+    lm.generate(["the", ""], max_length=5, temperature=0)
+    lm.generate("a", max_length=5, seed=3)
+    assert seen and not any(seen)
+    assert torch.is_grad_enabled()
