@@ -164,7 +164,7 @@ def _cmd_presets(args):
 def _cmd_translate(args):
     model = _load(args.preset, "translate")
     texts = _read_texts(args.texts)
-    kwargs = {"beam_size": args.beam}
+    kwargs = {"beam_size": args.beam, "length_penalty": args.length_penalty}
     if args.max_length is not None:
         kwargs["max_length"] = args.max_length
     results = _map_texts(
@@ -355,6 +355,13 @@ def build_parser():
     _add_preset(p)
     p.add_argument(
         "--beam", type=_positive_int, default=1, metavar="N", help="beam size"
+    )
+    p.add_argument(
+        "--length-penalty",
+        type=float,
+        default=0.0,
+        metavar="A",
+        help="GNMT length penalty alpha of the beam (larger: longer outputs)",
     )
     p.add_argument(
         "--max-length",

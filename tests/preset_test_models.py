@@ -72,8 +72,20 @@ class TinyClassifier(TinyModel):
 class TinyTranslator(TinyModel):
     """`translate` reverses the words; `plot_attention` draws `scores` as weights."""
 
-    def translate(self, texts, beam_size=1, max_length=None, return_attention=False):
-        out = [" ".join(text.split()[::-1]) + f" (beam {beam_size})" for text in texts]
+    def translate(
+        self,
+        texts,
+        beam_size=1,
+        max_length=None,
+        return_attention=False,
+        length_penalty=0.0,
+        coverage_penalty=0.0,
+    ):
+        penalty = f", alpha {length_penalty}" if length_penalty else ""
+        out = [
+            " ".join(text.split()[::-1]) + f" (beam {beam_size}{penalty})"
+            for text in texts
+        ]
         if max_length is not None:
             out = [text[:max_length] for text in out]
         return out

@@ -95,6 +95,17 @@ def test_translate_arguments_and_options(run):
     assert out == "c b a (beam 1)\ny x (beam 1)\n"
     code, out, _ = run("translate", "--preset", "tiny_tr", "--beam", "4", "a b")
     assert out == "b a (beam 4)\n"
+    code, out, _ = run(
+        "translate",
+        "--preset",
+        "tiny_tr",
+        "--beam",
+        "4",
+        "--length-penalty",
+        "0.6",
+        "a",
+    )
+    assert out == "a (beam 4, alpha 0.6)\n"
     code, out, _ = run("translate", "--preset", "tiny_tr", "--max-length", "3", "a b")
     assert out == "b a\n"
 

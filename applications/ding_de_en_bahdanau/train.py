@@ -76,12 +76,24 @@ def parse_args(argv=None):
     parser.add_argument("--dropout", type=float, default=0.3)
     parser.add_argument("--batch-size", type=int, default=32)
     parser.add_argument("--learning-rate", type=float, default=2e-3)
+    parser.add_argument(
+        "--label-smoothing",
+        type=float,
+        default=0.1,
+        help="of the training loss (validation loss too; test perplexity without)",
+    )
     parser.add_argument("--epochs", type=int, default=60)
     parser.add_argument("--patience", type=int, default=3)
     parser.add_argument(
         "--time-budget", type=float, default=40.0, help="training minutes at most"
     )
     parser.add_argument("--beam-size", type=int, default=4)
+    parser.add_argument(
+        "--length-penalty",
+        type=float,
+        default=None,
+        help="GNMT α of the beam; default: the best of 0, 0.6, 1 on validation",
+    )
     parser.add_argument(
         "--lexicon",
         type=int,
@@ -177,20 +189,26 @@ def _fit(ids, length):
     return np.pad(ids, ((0, 0), (0, length - ids.shape[1])))
 
 
-def translate_all(model, texts, beam_size, batch_size=250):
+def translate_all(model, texts, beam_size, length_penalty=0.0, batch_size=250):
     """Translations of many texts, batched by source length (fewer shapes)."""
     order = np.argsort([len(model.source_tokenizer.encode(t)) for t in texts])
     out = [None] * len(texts)
     for i in range(0, len(order), batch_size):
         rows = order[i : i + batch_size]
         for row, translation in zip(
-            rows, model.translate([texts[r] for r in rows], beam_size=beam_size)
+            rows,
+            model.translate(
+                [texts[r] for r in rows],
+                beam_size=beam_size,
+                length_penalty=length_penalty,
+            ),
         ):
             out[row] = translation
     return out
 
 
 LENGTH_BUCKETS = ((1, 5), (6, 8), (9, 12), (13, 20), (21, 200))
+LENGTH_PENALTIES = (0.0, 0.6, 1.0)  # α tried on the validation split
 
 
 def bleu_by_length(hypotheses, pairs):
@@ -210,11 +228,25 @@ def bleu_by_length(hypotheses, pairs):
     return table
 
 
-def evaluate(model, pairs, beam_size):
+def pick_length_penalty(model, pairs, beam_size, choices=LENGTH_PENALTIES):
+    """The GNMT length penalty α with the best BLEU + chrF on `pairs`."""
+    sources = [de for de, _ in pairs]
+    references = [en for _, en in pairs]
+    scores = {}
+    for alpha in choices:
+        hypotheses = translate_all(model, sources, beam_size, alpha)
+        scores[alpha] = bleu(hypotheses, references) + chrf(hypotheses, references)
+        print(
+            f"validation, beam {beam_size}, α={alpha}: BLEU + chrF {scores[alpha]:.2f}"
+        )
+    return max(choices, key=scores.get), scores
+
+
+def evaluate(model, pairs, beam_size, length_penalty=0.0):
     sources = [de for de, _ in pairs]
     references = [en for _, en in pairs]
     start = time.time()
-    hypotheses = translate_all(model, sources, beam_size)
+    hypotheses = translate_all(model, sources, beam_size, length_penalty)
     seconds = time.time() - start
     unk = model.target_tokenizer.vocabulary.id_to_token(model.target_tokenizer.unk_id)
     return {
@@ -275,6 +307,7 @@ def main(argv=None):
     )
     model.compile(
         optimizer=keras.optimizers.Adam(args.learning_rate, clipnorm=5.0),
+        label_smoothing=args.label_smoothing,
     )
     train_data = Batches(
         model,
@@ -307,9 +340,11 @@ def main(argv=None):
         model.set_weights(stop.best_weights)
 
     test_data = Batches(model, test_pairs, args.batch_size, args.seed, shuffle=False)
+    model.compile()  # the plain cross-entropy, for the perplexity
     test_loss = float(model.evaluate(test_data, verbose=0, return_dict=True)["loss"])
     metrics = {
         "epochs_run": len(history.history["loss"]),
+        # With label smoothing, of the smoothed loss.
         "best_val_loss": float(min(history.history["val_loss"])),
         # Masked cross-entropy per target subword (end token included).
         "test_loss": test_loss,
@@ -319,8 +354,18 @@ def main(argv=None):
         "parameters": int(model.count_params()),
     }
     results = {}
-    for label, beam in (("greedy", 1), (f"beam{args.beam_size}", args.beam_size)):
-        scores, hypotheses = evaluate(model, test_pairs, beam)
+    alpha = args.length_penalty
+    if alpha is None:
+        alpha, tried = pick_length_penalty(model, val_pairs, args.beam_size)
+        metrics["validation_length_penalty_bleu_plus_chrf"] = {
+            str(a): v for a, v in tried.items()
+        }
+    metrics["beam_length_penalty"] = alpha
+    for label, beam, penalty in (
+        ("greedy", 1, 0.0),
+        (f"beam{args.beam_size}", args.beam_size, alpha),
+    ):
+        scores, hypotheses = evaluate(model, test_pairs, beam, penalty)
         results[label] = hypotheses
         for key, value in scores.items():
             metrics[f"test_{label}_{key}"] = value
@@ -337,7 +382,12 @@ def main(argv=None):
         "description": (
             f"German→English translator: BiGRU encoder ({args.units} per "
             f"direction), GRU decoder ({args.units}) with {args.attention} "
-            f"attention and input feeding, BPE {args.bpe_size} per side."
+            f"attention and input feeding, BPE {args.bpe_size} per side"
+            + (
+                f", label smoothing {args.label_smoothing}."
+                if args.label_smoothing
+                else "."
+            )
         ),
         "data": (
             "Ding de-en example sentences (Debian trans-de-en 1.9-6), 16,570 "

@@ -109,23 +109,47 @@ class MaskedSparseCrossEntropy(keras.losses.Loss):
     default `"sum_over_batch_size"` reduction) is the mean over real tokens, so
     that Keras's reduction, and its scaling of the loss by the number of
     replicas under a `tf.distribute` strategy, apply as to any Keras loss.
+
+    With `label_smoothing` ε > 0 the target is (1 - ε) on the label plus ε / V
+    spread over the V classes (Szegedy et al. 2016): the loss is
+    (1 - ε) · nll + ε · (logsumexp(z) - mean(z)), the cross-entropy against
+    that smoothed distribution.
     """
 
-    def __init__(self, pad_id=0, name="masked_sparse_cross_entropy", **kwargs):
+    def __init__(
+        self,
+        pad_id=0,
+        label_smoothing=0.0,
+        name="masked_sparse_cross_entropy",
+        **kwargs,
+    ):
         super().__init__(name=name, **kwargs)
+        if not 0.0 <= label_smoothing < 1.0:
+            raise ValueError(
+                f"`label_smoothing` must be in [0, 1), got {label_smoothing}."
+            )
         self.pad_id = pad_id
+        self.label_smoothing = float(label_smoothing)
 
     def call(self, y_true, y_pred):
         labels = ops.reshape(ops.cast(y_true, "int32"), (-1,))  # (B T,)
         logits = ops.cast(ops.reshape(y_pred, (-1, ops.shape(y_pred)[-1])), "float32")
         nll = ops.sparse_categorical_crossentropy(labels, logits, from_logits=True)
+        if self.label_smoothing:
+            # Cross-entropy against the uniform distribution: -mean_v log p_v.
+            uniform = ops.logsumexp(logits, axis=-1) - ops.mean(logits, axis=-1)
+            nll = (1.0 - self.label_smoothing) * nll + self.label_smoothing * uniform
         keep = ops.cast(ops.not_equal(labels, self.pad_id), "float32")
         positions = ops.cast(ops.shape(labels)[0], "float32")
         weight = positions / ops.maximum(ops.sum(keep), 1.0)
         return nll * keep * weight  # (B T,): its mean is the mean over real tokens
 
     def get_config(self):
-        return {**super().get_config(), "pad_id": self.pad_id}
+        return {
+            **super().get_config(),
+            "pad_id": self.pad_id,
+            "label_smoothing": self.label_smoothing,
+        }
 
 
 @keras.saving.register_keras_serializable(package="keras_rnnattn")

@@ -15,6 +15,7 @@ from keras_rnnattn.layers.attention_decoder import (
 from keras_rnnattn.layers.score_layers import score_layer
 from keras_rnnattn.models import _apps_text as text_utils
 from keras_rnnattn.models._inference import compiled, no_grad
+from keras_rnnattn.models._optimizers import InPlaceAdam
 from keras_rnnattn.models._seq2seq_parts import (
     MaskedAccuracy,
     MaskedSparseCrossEntropy,
@@ -373,17 +374,27 @@ class Translator(PresetMixin, keras.Model):
     def compute_output_shape(self, input_shape):
         return tuple(input_shape[1][:2]) + (self.target_tokenizer.vocabulary_size,)
 
-    def compile(self, optimizer=None, loss=None, metrics=None, **kwargs):
+    def compile(
+        self, optimizer=None, loss=None, metrics=None, label_smoothing=0.0, **kwargs
+    ):
         """`keras.Model.compile` with defaults for translation.
 
-        Defaults: Adam (learning rate 1e-3, global gradient norm clipped at 5), sparse
+        Defaults: Adam (learning rate 1e-3, global gradient norm clipped at 5;
+        Keras's Adam, updated in place on torch), sparse
         cross-entropy from logits ignoring the pad id 0 (averaged over real
-        tokens), and the accuracy over real tokens.
+        tokens), and the accuracy over real tokens. `label_smoothing` (ε, used
+        by the default loss only) trains against (1 - ε) on the label and ε
+        spread over the vocabulary.
         """
         if optimizer is None:
-            optimizer = keras.optimizers.Adam(learning_rate=1e-3, global_clipnorm=5.0)
+            optimizer = InPlaceAdam(learning_rate=1e-3, global_clipnorm=5.0)
         if loss is None:
-            loss = MaskedSparseCrossEntropy(pad_id=0)
+            loss = MaskedSparseCrossEntropy(pad_id=0, label_smoothing=label_smoothing)
+        elif label_smoothing:
+            raise ValueError(
+                "`label_smoothing` applies to the default loss only; pass it to your "
+                "own loss instead."
+            )
         if metrics is None:
             metrics = [MaskedAccuracy(pad_id=0)]
         super().compile(optimizer=optimizer, loss=loss, metrics=metrics, **kwargs)
@@ -556,7 +567,15 @@ class Translator(PresetMixin, keras.Model):
 
         return search
 
-    def translate(self, texts, beam_size=1, max_length=None, return_attention=False):
+    def translate(
+        self,
+        texts,
+        beam_size=1,
+        max_length=None,
+        return_attention=False,
+        length_penalty=0.0,
+        coverage_penalty=0.0,
+    ):
         """Translates texts: strings in, strings out.
 
         Empty (or blank) texts give an empty translation without running the
@@ -570,6 +589,10 @@ class Translator(PresetMixin, keras.Model):
             max_length: int >= 1, the most target tokens; None uses
                 `min(max_target_length, 2 * source length + 10)`.
             return_attention: bool, also return the attention weights.
+            length_penalty: float α >= 0 of beam search, GNMT's
+                ((5 + |Y|) / 6)^α; larger values favour longer outputs.
+            coverage_penalty: float β >= 0 of beam search (Wu et al. 2016),
+                rewards hypotheses that attend to every source token.
 
         Returns:
             The translation (a str for a str input, else a list of str); with
@@ -597,7 +620,15 @@ class Translator(PresetMixin, keras.Model):
         attentions = [None] * len(texts)
         if keep:
             source = self.encode_source([texts[i] for i in keep])
-            tokens, _ = self.generate_ids(source, beam_size, max_length)
+            penalties = {
+                name: float(value)
+                for name, value in (
+                    ("length_penalty", length_penalty),
+                    ("coverage_penalty", coverage_penalty),
+                )
+                if value
+            }
+            tokens, _ = self.generate_ids(source, beam_size, max_length, **penalties)
             eos = self.target_tokenizer.eos_id
             for row, i in enumerate(keep):
                 translations[i] = self.target_tokenizer.decode(tokens[row])

@@ -71,6 +71,24 @@ def test_loss_is_the_cross_entropy_of_real_tokens():
     np.testing.assert_allclose(got[1], accuracy, rtol=1e-5)
 
 
+def test_label_smoothing_is_the_cross_entropy_against_the_smoothed_target():
+    model = tiny()
+    model.compile(label_smoothing=0.2)
+    (source, target_in), target_out = model.encode_pairs(SOURCES[:8], TARGETS[:8])
+    logits = np_(model((source, target_in)))
+    log_probs = logits - np.log(np.exp(logits).sum(-1, keepdims=True))
+    vocab = logits.shape[-1]
+    # Szegedy et al. (2016): q = (1 - eps) one_hot + eps / V, loss = -sum q log p.
+    q = 0.8 * np.eye(vocab)[target_out] + 0.2 / vocab
+    want = -(q * log_probs).sum(-1)[target_out != 0].mean()
+    got = model.evaluate((source, target_in), target_out, batch_size=8, verbose=0)
+    np.testing.assert_allclose(got[0], want, rtol=1e-4)
+    with pytest.raises(ValueError, match="default loss only"):
+        model.compile(loss="mse", label_smoothing=0.1)
+    with pytest.raises(ValueError, match=r"\[0, 1\)"):
+        model.compile(label_smoothing=1.0)
+
+
 def test_fit_on_arrays_and_tf_data_lowers_the_loss():
     import tensorflow as tf
 
@@ -304,3 +322,25 @@ def test_decoding_records_no_autograd_graph(monkeypatch):
     model.translate("123", return_attention=True)
     assert seen and not any(seen)
     assert torch.is_grad_enabled()  # restored after decoding
+
+
+def test_translate_passes_the_beam_penalties_to_the_search(monkeypatch):
+    model = tiny()
+    calls = []
+    generate_ids = model.generate_ids
+
+    def recording(source, beam_size, max_length, **kwargs):
+        calls.append((beam_size, kwargs))
+        return generate_ids(source, beam_size, max_length, **kwargs)
+
+    monkeypatch.setattr(model, "generate_ids", recording)
+    model.translate("123", beam_size=3)
+    out = model.translate("123", beam_size=3, length_penalty=0.6, coverage_penalty=0.2)
+    assert calls == [
+        (3, {}),
+        (3, {"length_penalty": 0.6, "coverage_penalty": 0.2}),
+    ]
+    tokens, _ = generate_ids(
+        model.encode_source(["123"]), 3, None, length_penalty=0.6, coverage_penalty=0.2
+    )
+    assert out == model.target_tokenizer.decode(tokens[0])
