@@ -23,6 +23,7 @@ from keras_rnnattn.models._seq2seq_parts import (
     gather_step,
     reverse_by_length,
 )
+from keras_rnnattn.ops import dense_2d
 from keras_rnnattn.preset_mixin import PresetMixin
 
 BRIDGES = ("dense", "zeros")
@@ -359,7 +360,7 @@ class Translator(PresetMixin, keras.Model):
         # The output layer as one 2-D matmul (XLA runs it faster than a 3-D one).
         batch, length = ops.shape(outputs)[0], ops.shape(outputs)[1]
         flat = ops.reshape(outputs, (-1, outputs.shape[-1]))  # (B T, d)
-        logits = ops.reshape(self.output_dense(flat), (batch, length, -1))
+        logits = ops.reshape(dense_2d(self.output_dense, flat), (batch, length, -1))
         logits = ops.cast(logits, "float32")  # (B, T, V)
         return logits, alignments
 
@@ -493,7 +494,7 @@ class Translator(PresetMixin, keras.Model):
         output, states, alignment = self.decoder.step(
             y, state["states"], state["memory"]
         )
-        logits = ops.cast(self.output_dense(output), "float32")  # (N, V)
+        logits = ops.cast(dense_2d(self.output_dense, output), "float32")  # (N, V)
         logits = logits + self._never_generated()  # pad and bos are never produced
         new_state = {"states": states, "memory": state["memory"]}
         if alignment is None:

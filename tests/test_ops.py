@@ -1,0 +1,53 @@
+import keras
+import numpy as np
+import pytest
+from keras import ops
+
+from keras_rnnattn.ops import dense_2d
+
+
+def gradients(fn, variables):
+    """Gradients of `sum(fn())` with respect to `variables` (torch, TensorFlow)."""
+    backend = keras.backend.backend()
+    if backend == "torch":
+        for v in variables:
+            v.value.grad = None
+        ops.sum(fn()).backward()
+        return [v.value.grad.numpy() for v in variables]
+    import tensorflow as tf
+
+    with tf.GradientTape() as tape:
+        total = tf.reduce_sum(fn())
+    return [g.numpy() for g in tape.gradient(total, [v.value for v in variables])]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "mixed_bfloat16"])
+def test_dense_2d_is_the_layer(dtype):
+    rng = np.random.default_rng(0)
+    layer = keras.layers.Dense(7, dtype=dtype)
+    layer.build((None, 5))
+    layer.bias.assign(rng.normal(size=7).astype("float32"))
+    x = ops.convert_to_tensor(rng.normal(size=(4, 5)).astype("float32"))
+    got, want = dense_2d(layer, x), layer(x)
+    assert got.dtype == want.dtype
+    tol = 1e-6 if dtype == "float32" else 2e-2
+    np.testing.assert_allclose(
+        ops.convert_to_numpy(ops.cast(got, "float32")),
+        ops.convert_to_numpy(ops.cast(want, "float32")),
+        rtol=tol,
+        atol=tol,
+    )
+    if dtype == "float32" and keras.backend.backend() != "jax":
+        # (On JAX, as on TensorFlow, dense_2d is the layer call itself.)
+        ours = gradients(lambda: dense_2d(layer, x) ** 2, [layer.kernel, layer.bias])
+        theirs = gradients(lambda: layer(x) ** 2, [layer.kernel, layer.bias])
+        for a, b in zip(ours, theirs):
+            np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+
+
+def test_dense_2d_keeps_the_layer_when_it_has_an_activation():
+    layer = keras.layers.Dense(3, activation="relu", bias_initializer="ones")
+    x = ops.convert_to_tensor(-np.ones((2, 4), "float32"))
+    layer.build((None, 4))
+    layer.kernel.assign(np.ones((4, 3), "float32"))
+    np.testing.assert_array_equal(ops.convert_to_numpy(dense_2d(layer, x)), 0.0)
