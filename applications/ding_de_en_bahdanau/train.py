@@ -8,8 +8,9 @@ the dictionary's other words and phrases (`load_ding_de_en_lexicon`; none
 shares a side with a canonical sentence pair). Subwords: one BPE tokenizer per
 side, learned on the training sentences, so every word can be spelled and no
 output holds an unknown-token mark.
-Evaluation: sacrebleu BLEU and chrF on the test split, cased and detokenized,
-greedy and beam 4.
+Training: cross-entropy with label smoothing 0.1. Evaluation: sacrebleu BLEU
+and chrF on the test split, cased and detokenized, greedy and beam 4 with the
+GNMT length penalty that scores best on the validation split.
 
     python applications/ding_de_en_bahdanau/train.py                    # the preset
     python applications/ding_de_en_bahdanau/train.py --attention none   # baseline
