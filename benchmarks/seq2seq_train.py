@@ -122,6 +122,29 @@ class Trainer:
         self.model = model  # the model or, for plain TF, its dict of variables
 
 
+def fit_inputs(x, y, batch_size):
+    """The keyword arguments of `fit` that feed the batches in order.
+
+    NumPy arrays on JAX and PyTorch. On TensorFlow a `tf.data.Dataset` of the
+    same batches with one private thread and no autotuning: Keras turns NumPy
+    input into a pipeline with a parallel map and a prefetch sized by
+    `AUTOTUNE`, and on one pinned core that pipeline made the train step take
+    twice as long (1.71 s against 0.86 s at fast/big), with the core idle half
+    of the time, in some windows and not others (see README.md).
+    """
+    import keras
+
+    if keras.backend.backend() != "tensorflow":
+        return dict(x=x, y=y, batch_size=batch_size)
+    import tensorflow as tf
+
+    options = tf.data.Options()
+    options.threading.private_threadpool_size = 1
+    options.autotune.enabled = False
+    dataset = tf.data.Dataset.from_tensor_slices((x, y)).batch(batch_size)
+    return dict(x=dataset.with_options(options))
+
+
 def keras_trainer(config, size, steps):
     """The Translator, trained with `fit` (compiled)."""
     import keras
@@ -148,15 +171,10 @@ def keras_trainer(config, size, steps):
     model.compile(metrics=[])
     source, target_in, target_out = fake_data(size, steps)
     b = size["batch"]
+    inputs = fit_inputs((source, target_in), target_out, b)
 
     def train():
-        model.fit(
-            (source, target_in),
-            target_out,
-            batch_size=b,
-            shuffle=False,
-            verbose=0,
-        )
+        model.fit(**inputs, shuffle=False, verbose=0)
 
     def step_on_first_batch():
         loss = model.train_on_batch((source[:b], target_in[:b]), target_out[:b])
@@ -674,7 +692,9 @@ def report(results, args):
     steps = ", ".join(f"{run} {args.steps_of[run]}" for run in results)
     print(
         f"Target tokens/s of a train step (Adam, global gradient clipping at 5, "
-        f"masked cross-entropy, no metric) of the `Translator` (`fit`), a plain "
+        f"masked cross-entropy, no metric) of the `Translator` (`fit` on NumPy "
+        f"arrays; on TensorFlow on a `tf.data.Dataset` with one private thread "
+        f"and no autotuning, see README.md), a plain "
         f"PyTorch model and a plain TensorFlow model (`tf.function`, no Keras) of "
         f"the same architecture and parameter count, trained in one process per "
         f"Keras backend in alternating windows: {args.windows} timed windows "

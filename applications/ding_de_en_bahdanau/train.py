@@ -15,6 +15,7 @@ GNMT length penalty that scores best on the validation split.
     python applications/ding_de_en_bahdanau/train.py                    # the preset
     python applications/ding_de_en_bahdanau/train.py --attention none   # baseline
     python applications/ding_de_en_bahdanau/train.py --lexicon 0        # sentences only
+    python applications/ding_de_en_bahdanau/train.py --extra-data libreoffice
     python applications/ding_de_en_bahdanau/train.py --quick            # smoke run
 """
 
@@ -33,6 +34,7 @@ from keras_rnnattn.datasets import (
     DatasetNotFoundError,
     load_ding_de_en,
     load_ding_de_en_lexicon,
+    load_libreoffice_help_de_en,
 )
 from keras_rnnattn.metrics import bleu, chrf
 from keras_rnnattn.models import Translator
@@ -94,6 +96,14 @@ def parse_args(argv=None):
         type=float,
         default=None,
         help="GNMT α of the beam; default: the best of 0, 0.6, 1 on validation",
+    )
+    parser.add_argument(
+        "--extra-data",
+        choices=("none", "libreoffice"),
+        default="none",
+        help="more German-English sentences in every epoch: `libreoffice`, the "
+        "train split of load_libreoffice_help_de_en (13,614 pairs of the "
+        "LibreOffice help, out of domain)",
     )
     parser.add_argument(
         "--lexicon",
@@ -275,6 +285,20 @@ def main(argv=None):
             test_pairs[:SLICE],
         )
 
+    extra_pairs = []
+    if args.extra_data == "libreoffice":
+        try:
+            extra_pairs = load_libreoffice_help_de_en("train")
+        except DatasetNotFoundError as error:
+            print(error, file=sys.stderr)
+            return 2
+        # No English side of the Ding validation or test split in training.
+        held_out = {en for _, en in val_pairs + test_pairs}
+        extra_pairs = [p for p in extra_pairs if p[1] not in held_out]
+        if args.quick:
+            extra_pairs = extra_pairs[:200]
+        print(f"extra data: {len(extra_pairs):,} LibreOffice help pairs", flush=True)
+
     lexicon = []
     if args.lexicon:
         lexicon = load_ding_de_en_lexicon()
@@ -312,7 +336,7 @@ def main(argv=None):
     )
     train_data = Batches(
         model,
-        train_pairs,
+        train_pairs + extra_pairs,
         args.batch_size,
         args.seed,
         extra=lexicon,
@@ -401,8 +425,15 @@ def main(argv=None):
                 if args.lexicon
                 else ""
             )
+            + (
+                f" Every epoch also the {len(extra_pairs):,} train pairs of the "
+                "LibreOffice help de/en (load_libreoffice_help_de_en, MPL-2.0)."
+                if extra_pairs
+                else ""
+            )
         ),
-        "data_license": "GPL-2+ (the corpus is not shipped; the weights are derived from it)",
+        "data_license": "GPL-2+ (the corpus is not shipped; the weights are derived from it)"
+        + ("; LibreOffice help: MPL-2.0" if extra_pairs else ""),
         "command": command.strip(),
         "metrics": metrics,
         "backend": keras.backend.backend(),

