@@ -77,6 +77,12 @@ def parse_args(argv=None):
         "decoder's size, as Luong's dot score needs",
     )
     parser.add_argument("--dropout", type=float, default=0.3)
+    parser.add_argument(
+        "--word-dropout",
+        type=float,
+        default=0.2,
+        help="share of whole input tokens dropped, source and target",
+    )
     parser.add_argument("--batch-size", type=int, default=32)
     parser.add_argument("--learning-rate", type=float, default=2e-3)
     parser.add_argument(
@@ -327,6 +333,7 @@ def main(argv=None):
         cell="gru",
         attention=args.attention,
         dropout=args.dropout,
+        word_dropout=args.word_dropout,
         max_source_length=128,
         max_target_length=128,
     )

@@ -126,6 +126,10 @@ class Translator(PresetMixin, keras.Model):
             `AttentionDecoder`.
         bridge: `"dense"` (tanh(W h_enc)) or `"zeros"` (zero initial state).
         dropout: float in [0, 1), on the embeddings and the decoder outputs.
+        word_dropout: float in [0, 1), the share of whole source and target
+            input tokens whose embedding is zeroed in training (Gal &
+            Ghahramani 2016; a strong regulariser for small corpora, Sennrich
+            & Zhang 2019).
         max_source_length: int, the most source tokens (end token included)
             `translate` accepts: longer inputs raise a ValueError; `encode_pairs`
             truncates them.
@@ -171,6 +175,7 @@ class Translator(PresetMixin, keras.Model):
         attention_layer_size="auto",
         bridge="dense",
         dropout=0.0,
+        word_dropout=0.0,
         max_source_length=128,
         max_target_length=128,
         **kwargs,
@@ -195,10 +200,11 @@ class Translator(PresetMixin, keras.Model):
             raise ValueError(
                 f"`bridge` must be one of {BRIDGES}. Received: bridge={bridge!r}"
             )
-        if not 0.0 <= float(dropout) < 1.0:
-            raise ValueError(
-                f"`dropout` must be in [0, 1). Received: dropout={dropout}"
-            )
+        for arg, value in (("dropout", dropout), ("word_dropout", word_dropout)):
+            if not 0.0 <= float(value) < 1.0:
+                raise ValueError(
+                    f"`{arg}` must be in [0, 1). Received: {arg}={value}"
+                )
         self.bidirectional = bool(bidirectional)
         self.cell = cell
         self.attention = attention
@@ -207,6 +213,7 @@ class Translator(PresetMixin, keras.Model):
         self.attention_layer_size = attention_layer_size
         self.bridge = bridge
         self.dropout = float(dropout)
+        self.word_dropout = float(word_dropout)
 
         # Layers.
         enc_units = self.encoder_units or self.units
@@ -266,6 +273,10 @@ class Translator(PresetMixin, keras.Model):
                 name="decoder",
             )
         self.dropout_layer = keras.layers.Dropout(self.dropout, name="dropout")
+        # One draw per token, shared by its embedding's features.
+        self.word_dropout_layer = keras.layers.Dropout(
+            self.word_dropout, noise_shape=(None, None, 1), name="word_dropout"
+        )
         self.output_dense = keras.layers.Dense(
             self.target_tokenizer.vocabulary_size, name="output_dense"
         )
@@ -294,6 +305,12 @@ class Translator(PresetMixin, keras.Model):
         self.output_dense.build((None, None, self.decoder.output_size))
         self.built = True
 
+    def _embed(self, embedding, ids, training):
+        x = embedding(ids)
+        if self.word_dropout:
+            x = self.word_dropout_layer(x, training=training)
+        return self.dropout_layer(x, training=training)
+
     def encode(self, source_ids, training=None):
         """Runs the encoder.
 
@@ -308,7 +325,7 @@ class Translator(PresetMixin, keras.Model):
         source_ids = ops.cast(source_ids, "int32")
         mask = ops.not_equal(source_ids, 0)  # (B, S)
         lengths = ops.sum(ops.cast(mask, "int32"), axis=1)  # (B,)
-        x = self.dropout_layer(self.source_embedding(source_ids), training=training)
+        x = self._embed(self.source_embedding, source_ids, training)  # (B, S, emb)
         for i in range(self.encoder_layers):
             # Unmasked RNNs (the fast kernels); padding sits after the real tokens,
             # and the backward direction reads each row reversed within its length.
@@ -340,9 +357,9 @@ class Translator(PresetMixin, keras.Model):
 
     def _forward(self, source_ids, target_in_ids, training=None):
         memory, mask, cell_states = self.encode(source_ids, training=training)
-        y = self.dropout_layer(
-            self.target_embedding(ops.cast(target_in_ids, "int32")), training=training
-        )
+        y = self._embed(
+            self.target_embedding, ops.cast(target_in_ids, "int32"), training
+        )  # (B, T, emb)
         if self.attention == "none":
             outputs = self.decoder(
                 y, memory, initial_state=cell_states, training=training
@@ -716,6 +733,7 @@ class Translator(PresetMixin, keras.Model):
                 "attention_layer_size": self.attention_layer_size,
                 "bridge": self.bridge,
                 "dropout": self.dropout,
+                "word_dropout": self.word_dropout,
                 "max_source_length": self.max_source_length,
                 "max_target_length": self.max_target_length,
             }

@@ -179,6 +179,24 @@ def test_bad_input():
         Translator("not a tokenizer", DIGITS)
 
 
+def test_word_dropout_zeroes_whole_tokens_in_training_only():
+    model = tiny(word_dropout=0.5)
+    ids = np.tile(np.arange(4, 14, dtype="int32"), (8, 1))  # (8, 10)
+    plain = np_(model.source_embedding(ids))  # (8, 10, 8)
+    dropped = np_(model._embed(model.source_embedding, ids, training=True))
+    zero = np.all(dropped == 0, axis=-1)  # (8, 10): one draw per token
+    kept = ~zero
+    np.testing.assert_allclose(dropped[kept], plain[kept] * 2.0, rtol=1e-6)
+    assert 0.25 < zero.mean() < 0.75  # about half of the 80 tokens
+    np.testing.assert_array_equal(
+        np_(model._embed(model.source_embedding, ids, training=False)), plain
+    )
+    assert model.get_config()["word_dropout"] == 0.5
+    assert Translator.from_config(model.get_config()).word_dropout == 0.5
+    with pytest.raises(ValueError, match="word_dropout=1"):
+        tiny(word_dropout=1.0)
+
+
 def test_plain_encoder_decoder_baseline():
     model = tiny(attention="none", cell="lstm")
     assert isinstance(model.translate("123", beam_size=2), str)
