@@ -404,8 +404,8 @@ def main(argv=None):
         print(f"{label}: {json.dumps(scores)}", flush=True)
 
     slice_pairs = test_pairs[:SLICE]
-    # Translated on their own, as the preset tests do: batch padding changes
-    # the greedy length limit (2 * source length + 10), hence some outputs.
+    # One batch, as the preset tests translate it (each row's length limit is
+    # its own, so this also equals translating each text alone).
     slice_greedy = model.translate([de for de, _ in slice_pairs])
     command = "python applications/ding_de_en_bahdanau/train.py " + " ".join(
         sys.argv[1:] if argv is None else argv

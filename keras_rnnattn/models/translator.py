@@ -518,6 +518,21 @@ class Translator(PresetMixin, keras.Model):
             return logits, new_state
         return logits, new_state, ops.cast(alignment, "float32")
 
+    def _next_fn_with_row_limits(self, token_ids, state):
+        """`next_fn` that forces the end token in rows past their length limit."""
+        out = self.next_fn(token_ids, state["model"])
+        eos = self.target_tokenizer.eos_id
+        only_eos = np.full((self.target_tokenizer.vocabulary_size,), -1e9, "float32")
+        only_eos[eos] = 0.0
+        over = ops.greater_equal(state["step"], state["limit"])[:, None]  # (N, 1)
+        logits = ops.where(over, ops.convert_to_tensor(only_eos)[None], out[0])
+        new_state = {
+            "model": out[1],
+            "step": state["step"] + 1,
+            "limit": state["limit"],
+        }
+        return (logits, new_state) + tuple(out[2:])
+
     def _never_generated(self):
         tok = self.target_tokenizer
         bias = np.zeros((tok.vocabulary_size,), "float32")
@@ -534,8 +549,9 @@ class Translator(PresetMixin, keras.Model):
         Args:
             source_ids: int `(B, S)`.
             beam_size: int >= 1.
-            max_length: int >= 1, the most tokens produced; None uses
-                `min(max_target_length, 2 * S + 10)`.
+            max_length: int >= 1, the most tokens produced; None gives each
+                row `min(max_target_length, 2 * its source length + 10)`
+                (so a row's output does not depend on the rest of the batch).
             **beam_kwargs: `length_penalty`, `coverage_penalty`,
                 `num_return_sequences` of `beam_search`.
 
@@ -546,32 +562,45 @@ class Translator(PresetMixin, keras.Model):
         """
         beam_size = _positive_int("beam_size", beam_size)
         source_ids = np.asarray(source_ids, dtype="int32")
-        if max_length is None:
+        per_row = max_length is None
+        if per_row:
             max_length = min(self.max_target_length, 2 * source_ids.shape[1] + 10)
         max_length = _positive_int("max_length", max_length)
-        key = (beam_size, max_length, tuple(sorted(beam_kwargs.items())))
+        key = (beam_size, max_length, per_row, tuple(sorted(beam_kwargs.items())))
         # A plain dict outside Keras attribute tracking: compiled searches by setting.
         cache = self.__dict__.setdefault("_generators", {})
         if key not in cache:
             cache[key] = compiled(
-                self, self._search_fn(beam_size, max_length, beam_kwargs)
+                self, self._search_fn(beam_size, max_length, beam_kwargs, per_row)
             )
         tokens, scores = cache[key](source_ids)
         return ops.convert_to_numpy(tokens), ops.convert_to_numpy(scores)
 
-    def _search_fn(self, beam_size, max_length, beam_kwargs):
-        """`source_ids -> (tokens, scores)` with fixed search settings."""
+    def _search_fn(self, beam_size, max_length, beam_kwargs, per_row=False):
+        """`source_ids -> (tokens, scores)` with fixed search settings.
+
+        With `per_row`, row b also ends (its end token forced) after
+        `2 * S_b + 10` tokens, S_b its source length, as if decoded alone.
+        """
         from keras_rnnattn.decoding import beam_search, greedy_search
 
         bos, eos = self.target_tokenizer.bos_id, self.target_tokenizer.eos_id
+        next_fn = self._next_fn_with_row_limits if per_row else self.next_fn
 
         def search(source_ids):
             state = self._initial_decoding_state(source_ids)
             start = ops.full((ops.shape(source_ids)[0],), bos, dtype="int32")
+            if per_row:
+                lengths = ops.sum(ops.cast(ops.not_equal(source_ids, 0), "int32"), 1)
+                state = {
+                    "model": state,
+                    "step": ops.zeros_like(lengths),  # (B,) tokens produced
+                    "limit": ops.minimum(2 * lengths + 10, max_length),  # (B,)
+                }
             if beam_size == 1 and not beam_kwargs:
-                return greedy_search(self.next_fn, state, start, eos, max_length)
+                return greedy_search(next_fn, state, start, eos, max_length)
             tokens, scores = beam_search(
-                self.next_fn,
+                next_fn,
                 state,
                 start,
                 eos,
@@ -605,7 +634,8 @@ class Translator(PresetMixin, keras.Model):
                 else raises a ValueError.
             beam_size: int >= 1; 1 is greedy search.
             max_length: int >= 1, the most target tokens; None uses
-                `min(max_target_length, 2 * source length + 10)`.
+                `min(max_target_length, 2 * source length + 10)` for each text
+                (a text translates the same alone or in a batch).
             return_attention: bool, also return the attention weights.
             length_penalty: float α >= 0 of beam search, GNMT's
                 ((5 + |Y|) / 6)^α; larger values favour longer outputs.

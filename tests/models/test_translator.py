@@ -155,6 +155,28 @@ def test_translate_is_greedy_decoding_of_next_fn(attention):
         assert len(beams) == 3 and beams[2] == ""
 
 
+@pytest.mark.parametrize("beam_size", [1, 3])
+def test_a_text_translates_the_same_alone_and_in_a_batch(beam_size):
+    model = tiny(max_source_length=32)
+    bias = np_(model.output_dense.bias)
+    bias[DIGITS.eos_id] = -100.0  # never ends by itself: runs to its length limit
+    model.output_dense.bias.assign(bias)
+    texts = ["7", "31415926535897"]  # 2 and 15 source tokens (end token included)
+    batch = model.translate(texts, beam_size=beam_size)
+    alone = [model.translate(text, beam_size=beam_size) for text in texts]
+    assert batch == alone
+    source = model.encode_source(texts)  # (2, 15)
+    eos = DIGITS.eos_id
+
+    def lengths(tokens):  # tokens before the first end token
+        return [list(row).index(eos) if eos in row else len(row) for row in tokens]
+
+    tokens = model.generate_ids(source, beam_size)[0]  # (2, 40)
+    assert lengths(tokens) == [2 * 2 + 10, 2 * 15 + 10]
+    # An explicit max_length is the same for every row.
+    assert lengths(model.generate_ids(source, beam_size, max_length=5)[0]) == [5, 5]
+
+
 def test_bad_input():
     model = tiny(max_source_length=6)
     assert model.translate("") == ""
