@@ -202,9 +202,7 @@ class Translator(PresetMixin, keras.Model):
             )
         for arg, value in (("dropout", dropout), ("word_dropout", word_dropout)):
             if not 0.0 <= float(value) < 1.0:
-                raise ValueError(
-                    f"`{arg}` must be in [0, 1). Received: {arg}={value}"
-                )
+                raise ValueError(f"`{arg}` must be in [0, 1). Received: {arg}={value}")
         self.bidirectional = bool(bidirectional)
         self.cell = cell
         self.attention = attention
