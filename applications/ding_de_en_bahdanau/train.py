@@ -80,8 +80,9 @@ def parse_args(argv=None):
     parser.add_argument(
         "--word-dropout",
         type=float,
-        default=0.2,
-        help="share of whole input tokens dropped, source and target",
+        default=0.0,
+        help="share of whole input tokens dropped, source and target (0.2 "
+        "lowered the validation loss but also BLEU and chrF: see the card)",
     )
     parser.add_argument("--batch-size", type=int, default=32)
     parser.add_argument("--learning-rate", type=float, default=2e-3)
