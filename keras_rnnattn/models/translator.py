@@ -128,8 +128,8 @@ class Translator(PresetMixin, keras.Model):
         dropout: float in [0, 1), on the embeddings and the decoder outputs.
         word_dropout: float in [0, 1), the share of whole source and target
             input tokens whose embedding is zeroed in training (Gal &
-            Ghahramani 2016; a strong regulariser for small corpora, Sennrich
-            & Zhang 2019).
+            Ghahramani 2016; advised for small corpora by Sennrich & Zhang
+            2019).
         max_source_length: int, the most source tokens (end token included)
             `translate` accepts: longer inputs raise a ValueError; `encode_pairs`
             truncates them.
