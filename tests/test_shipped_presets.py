@@ -20,6 +20,7 @@ from keras_rnnattn.datasets import (
 )
 from keras_rnnattn.metrics import bleu, chrf
 from keras_rnnattn.models import AttentionClassifier, AttentiveLanguageModel, Translator
+from keras_rnnattn.text import WordTokenizer
 
 ROOT = Path(__file__).resolve().parents[1]
 SAVED = ROOT / "saved_models"
@@ -209,3 +210,35 @@ def test_recipe_quick_run(recipe, corpus, tmp_path):
     folder = Path(result.stdout.split("preset: ")[-1].splitlines()[0])
     assert (folder / "model.weights.h5").is_file()
     assert json.loads((folder / "metadata.json").read_text())["metrics"]
+
+
+def test_ding_recipe_tags_only_auxiliary_sources():
+    recipe = _recipe("ding_de_en_bahdanau")
+    sentences = [("a b c", "x y"), ("b c", "y z"), ("c a b a", "z")]  # last: extra data
+    lexicon = [("a", "x"), ("b c", "y y")]
+    source = WordTokenizer().fit([de for de, _ in sentences + lexicon])
+    target = WordTokenizer().fit([en for _, en in sentences + lexicon])
+    model = Translator(source, target, embedding_dim=4, units=4)
+    plain = recipe.Batches(
+        model, sentences, 2, seed=0, extra=lexicon, extra_per_epoch=2
+    )
+    tagged = recipe.Batches(
+        model,
+        sentences,
+        2,
+        seed=0,
+        extra=lexicon,
+        extra_per_epoch=2,
+        num_tagged=1,
+        tag_id=source.bos_id,
+    )
+    assert tagged.source.shape[1] == plain.source.shape[1] + 1
+    for row in range(5):
+        ids = plain.source[row][plain.source[row] != 0].tolist()
+        got = tagged.source[row][tagged.source[row] != 0].tolist()
+        # Rows 0-1 are Ding sentences; row 2 is extra data, rows 3-4 the lexicon.
+        assert got == (ids if row < 2 else [source.bos_id] + ids)
+    np.testing.assert_array_equal(tagged.target_out, plain.target_out)
+    np.testing.assert_array_equal(
+        tagged.source_lengths - plain.source_lengths, [0, 0, 1, 1, 1]
+    )

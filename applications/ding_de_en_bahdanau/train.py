@@ -16,6 +16,7 @@ GNMT length penalty that scores best on the validation split.
     python applications/ding_de_en_bahdanau/train.py --attention none   # baseline
     python applications/ding_de_en_bahdanau/train.py --lexicon 0        # sentences only
     python applications/ding_de_en_bahdanau/train.py --extra-data libreoffice
+    python applications/ding_de_en_bahdanau/train.py --tag      # tagged lexicon
     python applications/ding_de_en_bahdanau/train.py --quick            # smoke run
 """
 
@@ -119,6 +120,14 @@ def parse_args(argv=None):
         help="dictionary words and phrases added to each epoch (a fresh random "
         "sample of `load_ding_de_en_lexicon()`; 0: sentences only)",
     )
+    parser.add_argument(
+        "--tag",
+        action=argparse.BooleanOptionalAction,
+        default=False,
+        help="start the source of every lexicon and --extra-data pair with a tag "
+        "(the source tokenizer's bos id, unused otherwise), so the model tells "
+        "them from the Ding sentences it is evaluated on",
+    )
     args = parser.parse_args(argv)
     if args.out is None:
         name = NAME if args.attention == "bahdanau" else f"ding_de_en_{args.attention}"
@@ -142,19 +151,39 @@ class Batches(keras.utils.PyDataset):
     longest pairs, fewer than `batch_size`) is left out, so every batch has the
     same size. With `extra` pairs (the dictionary's words and phrases), each
     epoch adds a fresh random sample of `extra_per_epoch` of them to `pairs`.
+
+    With `tag_id`, the sources of `extra` and of the last `num_tagged` of
+    `pairs` start with that id: a tag that tells data other than the Ding
+    sentences apart (Kobus et al. 2017; Caswell et al. 2019). Translation
+    sources are never tagged, so the model translates in the sentences' style.
     """
 
     def __init__(
-        self, model, pairs, batch_size, seed, shuffle=True, extra=(), extra_per_epoch=0
+        self,
+        model,
+        pairs,
+        batch_size,
+        seed,
+        shuffle=True,
+        extra=(),
+        extra_per_epoch=0,
+        num_tagged=0,
+        tag_id=None,
     ):
         super().__init__()
         pairs = list(pairs) + list(extra)
         (self.source, self.target_in), self.target_out = model.encode_pairs(
             [de for de, _ in pairs], [en for _, en in pairs]
         )
+        self.n_main = len(pairs) - len(extra)
+        tagged = self.n_main - num_tagged
+        if tag_id is not None and tagged < len(pairs):
+            source = np.pad(self.source, ((0, 0), (0, 1)))  # (N, S + 1)
+            source[tagged:] = np.pad(self.source[tagged:], ((0, 0), (1, 0)))
+            source[tagged:, 0] = tag_id
+            self.source = source
         self.source_lengths = np.sum(self.source != 0, axis=1)
         self.target_lengths = np.sum(self.target_out != 0, axis=1)
-        self.n_main = len(pairs) - len(extra)
         self.extra_per_epoch = min(extra_per_epoch, len(extra))
         self.batch_size = batch_size
         self.rng = np.random.default_rng(seed)
@@ -349,6 +378,8 @@ def main(argv=None):
         args.seed,
         extra=lexicon,
         extra_per_epoch=args.lexicon,
+        num_tagged=len(extra_pairs),
+        tag_id=source_tokenizer.bos_id if args.tag else None,
     )
     val_data = Batches(model, val_pairs, args.batch_size, args.seed, shuffle=False)
     budget = TimeBudget(args.time_budget)
