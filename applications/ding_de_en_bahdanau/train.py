@@ -470,6 +470,12 @@ def main(argv=None):
                 if extra_pairs
                 else ""
             )
+            + (
+                " The sources of all but the Ding sentences start with a tag "
+                "(the source bos id)."
+                if args.tag and (lexicon or extra_pairs)
+                else ""
+            )
         ),
         "data_license": "GPL-2+ (the corpus is not shipped; the weights are derived from it)"
         + ("; LibreOffice help: MPL-2.0" if extra_pairs else ""),
