@@ -32,11 +32,13 @@ PAIRS = [("abcd", "dcba"), ("ab", "ba"), ("cab", "bac"), ("dbca", "acbd")]
 TEXTS = ["a good film", "a bad film", "good good", "bad", "film film good"]
 
 
-def translator():
+def translator(**kwargs):
     keras.utils.set_random_seed(3)
     src = CharTokenizer().fit([s for s, _ in PAIRS])
     tgt = CharTokenizer().fit([t for _, t in PAIRS])
-    model = Translator(src, tgt, embedding_dim=8, units=16, max_target_length=12)
+    model = Translator(
+        src, tgt, embedding_dim=8, units=16, max_target_length=12, **kwargs
+    )
     x, y = model.encode_pairs([s for s, _ in PAIRS] * 8, [t for _, t in PAIRS] * 8)
     model.compile(optimizer=keras.optimizers.Adam(0.02))
     model.fit(x, y, epochs=3, verbose=0)  # non-trivial weights
@@ -178,6 +180,16 @@ def check_translator_tflite(model, path):
     if "beam_search" in info["signatures"]:
         run = interpreter(os.path.join(path, "beam_search.tflite"))
         np.testing.assert_array_equal(run(source_ids=ids)["tokens"], beam)
+
+
+@tf_only
+def test_lexical_model_translator_tflite(tmp_path):
+    # The source embeddings ride in the exported memory; tokens match Keras.
+    model = translator(lexical_model=True)
+    export_model(
+        model, str(tmp_path), "tflite", batch_size=1, sequence_length=6, max_length=12
+    )
+    check_translator_tflite(model, str(tmp_path))
 
 
 @tf_only

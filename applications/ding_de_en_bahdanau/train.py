@@ -34,6 +34,7 @@ from keras_rnnattn.callbacks import TimeBudget
 from keras_rnnattn.datasets import (
     DatasetNotFoundError,
     load_ding_de_en,
+    load_ding_de_en_alternatives,
     load_ding_de_en_lexicon,
     load_libreoffice_help_de_en,
 )
@@ -85,6 +86,13 @@ def parse_args(argv=None):
         help="share of whole input tokens dropped, source and target (0.2 "
         "lowered the validation loss but also BLEU and chrF: see the card)",
     )
+    parser.add_argument(
+        "--lexical-model",
+        action=argparse.BooleanOptionalAction,
+        default=False,
+        help="the lexical model of Nguyen & Chiang (2018): attention-weighted "
+        "source embeddings join the softmax layer (Translator(lexical_model=True))",
+    )
     parser.add_argument("--batch-size", type=int, default=32)
     parser.add_argument("--learning-rate", type=float, default=2e-3)
     parser.add_argument(
@@ -107,11 +115,13 @@ def parse_args(argv=None):
     )
     parser.add_argument(
         "--extra-data",
-        choices=("none", "libreoffice"),
+        choices=("none", "alternatives", "libreoffice"),
         default="none",
-        help="more German-English sentences in every epoch: `libreoffice`, the "
-        "train split of load_libreoffice_help_de_en (13,614 pairs of the "
-        "LibreOffice help, out of domain)",
+        help="more German-English sentences in every epoch: `alternatives`, "
+        "the dictionary's 1,390 example sentences written with '/' alternatives "
+        "(load_ding_de_en_alternatives, in domain); `libreoffice`, the train "
+        "split of load_libreoffice_help_de_en (13,614 pairs of the LibreOffice "
+        "help, out of domain)",
     )
     parser.add_argument(
         "--lexicon",
@@ -322,7 +332,13 @@ def main(argv=None):
         )
 
     extra_pairs = []
-    if args.extra_data == "libreoffice":
+    if args.extra_data == "alternatives":
+        # No side equals a side of any canonical pair (the loader's rule).
+        extra_pairs = load_ding_de_en_alternatives()
+        if args.quick:
+            extra_pairs = extra_pairs[:200]
+        print(f"extra data: {len(extra_pairs):,} Ding alternatives", flush=True)
+    elif args.extra_data == "libreoffice":
         try:
             extra_pairs = load_libreoffice_help_de_en("train")
         except DatasetNotFoundError as error:
@@ -364,6 +380,7 @@ def main(argv=None):
         attention=args.attention,
         dropout=args.dropout,
         word_dropout=args.word_dropout,
+        lexical_model=args.lexical_model,
         max_source_length=128,
         max_target_length=128,
     )
@@ -446,7 +463,9 @@ def main(argv=None):
         "description": (
             f"German→English translator: BiGRU encoder ({args.units} per "
             f"direction), GRU decoder ({args.units}) with {args.attention} "
-            f"attention and input feeding, BPE {args.bpe_size} per side"
+            f"attention and input feeding"
+            + (" and the lexical model" if args.lexical_model else "")
+            + f", BPE {args.bpe_size} per side"
             + (
                 f", label smoothing {args.label_smoothing}."
                 if args.label_smoothing
@@ -465,9 +484,16 @@ def main(argv=None):
                 else ""
             )
             + (
+                f" Every epoch also the dictionary's {len(extra_pairs):,} example "
+                "sentences written with '/' alternatives, the first of each "
+                "(load_ding_de_en_alternatives; no side equals a sentence's)."
+                if args.extra_data == "alternatives"
+                else ""
+            )
+            + (
                 f" Every epoch also the {len(extra_pairs):,} train pairs of the "
                 "LibreOffice help de/en (load_libreoffice_help_de_en, MPL-2.0)."
-                if extra_pairs
+                if args.extra_data == "libreoffice"
                 else ""
             )
             + (
@@ -478,7 +504,7 @@ def main(argv=None):
             )
         ),
         "data_license": "GPL-2+ (the corpus is not shipped; the weights are derived from it)"
-        + ("; LibreOffice help: MPL-2.0" if extra_pairs else ""),
+        + ("; LibreOffice help: MPL-2.0" if args.extra_data == "libreoffice" else ""),
         "command": command.strip(),
         "metrics": metrics,
         "backend": keras.backend.backend(),

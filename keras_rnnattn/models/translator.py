@@ -130,6 +130,12 @@ class Translator(PresetMixin, keras.Model):
             input tokens whose embedding is zeroed in training (Gal &
             Ghahramani 2016; advised for small corpora by Sennrich & Zhang
             2019).
+        lexical_model: bool, add the lexical model of Nguyen & Chiang (2018)
+            to the output layer: the attention weights also average the
+            source embeddings, f_t = tanh(sum_s a_ts e_s), and
+            h_t = tanh(W f_t) + f_t joins the attentional output in the softmax
+            layer, so a source word can vote for its translation directly
+            (helps rare words on small corpora). Needs attention.
         max_source_length: int, the most source tokens (end token included)
             `translate` accepts: longer inputs raise a ValueError; `encode_pairs`
             truncates them.
@@ -176,6 +182,7 @@ class Translator(PresetMixin, keras.Model):
         bridge="dense",
         dropout=0.0,
         word_dropout=0.0,
+        lexical_model=False,
         max_source_length=128,
         max_target_length=128,
         **kwargs,
@@ -203,7 +210,14 @@ class Translator(PresetMixin, keras.Model):
         for arg, value in (("dropout", dropout), ("word_dropout", word_dropout)):
             if not 0.0 <= float(value) < 1.0:
                 raise ValueError(f"`{arg}` must be in [0, 1). Received: {arg}={value}")
+        if lexical_model and attention == "none":
+            raise ValueError(
+                "The lexical model averages the source embeddings with the "
+                "attention weights: use it with an attention. "
+                "Received: lexical_model=True, attention='none'"
+            )
         self.bidirectional = bool(bidirectional)
+        self.lexical_model = bool(lexical_model)
         self.cell = cell
         self.attention = attention
         self.query = query
@@ -275,6 +289,18 @@ class Translator(PresetMixin, keras.Model):
         self.word_dropout_layer = keras.layers.Dropout(
             self.word_dropout, noise_shape=(None, None, 1), name="word_dropout"
         )
+        # W of the lexical model's h_t = tanh(W f_t) + f_t; its output weights
+        # are the last `embedding_dim` rows of `output_dense`'s kernel.
+        self.lexical_dense = (
+            keras.layers.Dense(
+                self.embedding_dim,
+                activation="tanh",
+                use_bias=False,
+                name="lexical_dense",
+            )
+            if self.lexical_model
+            else None
+        )
         self.output_dense = keras.layers.Dense(
             self.target_tokenizer.vocabulary_size, name="output_dense"
         )
@@ -300,7 +326,11 @@ class Translator(PresetMixin, keras.Model):
             self.decoder.build((None, None, emb), (None, self.memory_size))
         else:
             self.decoder.build((None, None, emb), (None, None, self.memory_size))
-        self.output_dense.build((None, None, self.decoder.output_size))
+        readout = self.decoder.output_size
+        if self.lexical_model:
+            self.lexical_dense.build((None, emb))
+            readout += emb
+        self.output_dense.build((None, readout))
         self.built = True
 
     def _embed(self, embedding, ids, training):
@@ -320,10 +350,15 @@ class Translator(PresetMixin, keras.Model):
             `(memory, mask, cell_states)`: `(B, S, memory_size)`, bool `(B, S)`,
             and the decoder's initial cell states (a list of `(B, units)`).
         """
+        return self._encode(source_ids, training)[:3]
+
+    def _encode(self, source_ids, training=None):
+        """`encode`'s results and the embedded source `(B, S, emb)`."""
         source_ids = ops.cast(source_ids, "int32")
         mask = ops.not_equal(source_ids, 0)  # (B, S)
         lengths = ops.sum(ops.cast(mask, "int32"), axis=1)  # (B,)
         x = self._embed(self.source_embedding, source_ids, training)  # (B, S, emb)
+        embedded = x
         for i in range(self.encoder_layers):
             # Unmasked RNNs (the fast kernels); padding sits after the real tokens,
             # and the backward direction reads each row reversed within its length.
@@ -351,10 +386,30 @@ class Translator(PresetMixin, keras.Model):
             cell_states = cell_states[:num_states]
         if self.attention == "none":
             memory = summary  # (B, memory_size): the fixed context of Cho et al.
-        return memory, mask, cell_states
+        return memory, mask, cell_states, embedded
+
+    def _lexical_readout(self, outputs, alignments, source_embedded):
+        """[o_t; h_t] with the lexical model's h_t = tanh(W f_t) + f_t.
+
+        `outputs` `(B, T, d)` (or `(B, d)` for one step), `alignments`
+        `(B, T, S)` (or `(B, S)`), `source_embedded` `(B, S, emb)`.
+        """
+        if not self.lexical_model:
+            return outputs
+        one_step = len(alignments.shape) == 2
+        if one_step:
+            alignments = ops.expand_dims(alignments, 1)  # (B, 1, S)
+        weights = ops.cast(alignments, source_embedded.dtype)
+        f = ops.tanh(ops.matmul(weights, source_embedded))  # (B, T, emb)
+        if one_step:
+            f = ops.squeeze(f, 1)  # (B, emb)
+        h = self.lexical_dense(f) + f  # tanh(W f) + f
+        return ops.concatenate([outputs, ops.cast(h, outputs.dtype)], axis=-1)
 
     def _forward(self, source_ids, target_in_ids, training=None):
-        memory, mask, cell_states = self.encode(source_ids, training=training)
+        memory, mask, cell_states, embedded = self._encode(
+            source_ids, training=training
+        )
         y = self._embed(
             self.target_embedding, ops.cast(target_in_ids, "int32"), training
         )  # (B, T, emb)
@@ -371,6 +426,7 @@ class Translator(PresetMixin, keras.Model):
                 memory_mask=mask,
                 training=training,
             )
+            outputs = self._lexical_readout(outputs, alignments, embedded)
         outputs = self.dropout_layer(outputs, training=training)
         # The output layer as one 2-D matmul (XLA runs it faster than a 3-D one).
         batch, length = ops.shape(outputs)[0], ops.shape(outputs)[1]
@@ -485,12 +541,14 @@ class Translator(PresetMixin, keras.Model):
         return (source, target_in.astype("int32")), target_out.astype("int32")
 
     def _initial_decoding_state(self, source_ids):
-        memory, mask, cell_states = self.encode(source_ids, training=False)
+        memory, mask, cell_states, embedded = self._encode(source_ids, training=False)
         batch_size = ops.shape(source_ids)[0]
         if self.attention == "none":
             mem = self.decoder.prepare_memory(memory)
         else:
             mem = self.decoder.prepare_memory(memory, mask)
+        if self.lexical_model:
+            mem["source_embeddings"] = embedded  # (B, S, emb)
         states = self.decoder.get_initial_state(batch_size, cell_states)
         return {"states": states, "memory": mem}
 
@@ -509,6 +567,10 @@ class Translator(PresetMixin, keras.Model):
         output, states, alignment = self.decoder.step(
             y, state["states"], state["memory"]
         )
+        if self.lexical_model:
+            output = self._lexical_readout(
+                output, alignment, state["memory"]["source_embeddings"]
+            )
         logits = ops.cast(dense_2d(self.output_dense, output), "float32")  # (N, V)
         logits = logits + self._never_generated()  # pad and bos are never produced
         new_state = {"states": states, "memory": state["memory"]}
@@ -762,6 +824,7 @@ class Translator(PresetMixin, keras.Model):
                 "bridge": self.bridge,
                 "dropout": self.dropout,
                 "word_dropout": self.word_dropout,
+                "lexical_model": self.lexical_model,
                 "max_source_length": self.max_source_length,
                 "max_target_length": self.max_target_length,
             }

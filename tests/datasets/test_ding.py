@@ -6,8 +6,10 @@ import pytest
 from keras_rnnattn.datasets import (
     DatasetNotFoundError,
     load_ding_de_en,
+    load_ding_de_en_alternatives,
     load_ding_de_en_lexicon,
     parse_ding,
+    parse_ding_alternatives,
     parse_ding_lexicon,
     sources,
 )
@@ -164,5 +166,46 @@ def test_lexicon_pairs_synonyms_and_never_repeats_a_sentence_side(tmp_path):
     source = write(tmp_path / "de-en", lines)
     assert load_ding_de_en_lexicon(path=source) == expected
     # No side of any lexicon pair is a side of the canonical sentence pairs.
+    sides = {x for pair in canonical for x in pair}
+    assert not sides & {x for pair in expected for x in pair}
+
+
+def test_alternatives_keep_the_first_of_each_and_never_a_canonical_side(tmp_path):
+    lines = [
+        "Das Haus ist alt. :: The house is old.",  # canonical
+        # One alternative word on each side, punctuation after the last one.
+        "Darf/Dürfte ich kurz stören? :: May/Can I interrupt?",
+        "Er hat es gebunkert. :: He tucked/stashed/hid it away.",
+        "Es geht bis zum Fluss. :: It reaches the river/stream.",
+        # No '/' at all: the canonical recipe's, not this one's.
+        "Er kam spät. :: He came late.",
+        # Spaced alternatives and slashes beside digits: dropped.
+        "Sie sollte da sein. :: She ought to be here by now / by this time.",
+        "Wir haben 24/7 offen. :: We are open every day.",
+        "Es fährt 200 km/h. :: It goes at 125 miles an hour.",
+        # ';' in English, a placeholder, too short, not a sentence: dropped.
+        "Er ging/lief. :: He went/walked.; He left.",
+        "Er gibt/schenkt jdm. etw. :: He gives/hands sb. sth. back.",
+        "Geh/Lauf heim. :: Go/Run home.",
+        "Haus/Gebäude :: house/building",
+        # The first alternatives make a canonical side: excluded.
+        "Das Haus/Gebäude ist alt/antik. :: The house/building is really old.",
+        "Das Haus ist sehr alt. :: The house/building is old.",
+        # The same pair again: once.
+        "Darf/Kann ich kurz stören? :: May/Could I interrupt?",
+    ]
+    expected = [
+        ("Darf ich kurz stören?", "May I interrupt?"),
+        ("Er hat es gebunkert.", "He tucked it away."),
+        ("Es geht bis zum Fluss.", "It reaches the river."),
+    ]
+    canonical = parse_ding(lines)
+    assert canonical == [
+        ("Das Haus ist alt.", "The house is old."),
+        ("Er kam spät.", "He came late."),
+    ]
+    assert parse_ding_alternatives(lines, exclude=canonical) == expected
+    source = write(tmp_path / "de-en", lines)
+    assert load_ding_de_en_alternatives(path=source) == expected
     sides = {x for pair in canonical for x in pair}
     assert not sides & {x for pair in expected for x in pair}

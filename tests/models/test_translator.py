@@ -219,6 +219,48 @@ def test_word_dropout_zeroes_whole_tokens_in_training_only():
         tiny(word_dropout=1.0)
 
 
+def test_lexical_model_is_nguyen_and_chiang_2018(tmp_path):
+    model = tiny(lexical_model=True, attention="luong_general")
+    (source, target_in), _ = model.encode_pairs(SOURCES[:4], TARGETS[:4])
+    logits, alignments = model._forward(source, target_in, training=False)
+    # The reference from the paper: f_t = tanh(sum_s a_ts e_s),
+    # h_t = tanh(W f_t) + f_t, logits = W_o o_t + W_l h_t + b.
+    memory, mask, states = model.encode(source)
+    y = model.target_embedding(target_in)
+    o, a = model.decoder(y, memory, initial_state=states, memory_mask=mask)
+    o, a = np_(o), np_(a)
+    np.testing.assert_allclose(np_(alignments), a, atol=1e-6)
+    e = np_(model.source_embedding(source))  # (B, S, emb)
+    f = np.tanh(np.einsum("bts,bse->bte", a, e))
+    h = np.tanh(f @ np_(model.lexical_dense.kernel)) + f
+    kernel, bias = np_(model.output_dense.kernel), np_(model.output_dense.bias)
+    d = o.shape[-1]
+    assert kernel.shape == (d + 8, DIGITS.vocabulary_size)
+    want = o @ kernel[:d] + h @ kernel[d:] + bias
+    np.testing.assert_allclose(np_(logits), want, atol=1e-5)
+    # Decoding step by step (the source embeddings ride in the memory) gives
+    # the teacher-forced logits.
+    state = model.initial_state(source)
+    produced = np.ones(DIGITS.vocabulary_size, bool)  # pad and bos never are
+    produced[[DIGITS.pad_id, DIGITS.bos_id]] = False
+    for t in range(target_in.shape[1]):
+        step_logits, state, _ = model.next_fn(target_in[:, t], state)
+        real = target_in[:, t] != 0
+        np.testing.assert_allclose(
+            np_(step_logits)[real][:, produced],
+            np_(logits)[real, t][:, produced],
+            atol=1e-5,
+        )
+    assert isinstance(model.translate(["123", "4"], beam_size=2)[0], str)
+    path = os.path.join(tmp_path, "lexical.keras")
+    model.save(path)
+    loaded = keras.saving.load_model(path)
+    assert loaded.lexical_model
+    np.testing.assert_array_equal(np_(loaded((source, target_in))), np_(logits))
+    with pytest.raises(ValueError, match="lexical_model=True, attention='none'"):
+        tiny(lexical_model=True, attention="none")
+
+
 def test_plain_encoder_decoder_baseline():
     model = tiny(attention="none", cell="lstm")
     assert isinstance(model.translate("123", beam_size=2), str)
