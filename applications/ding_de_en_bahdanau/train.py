@@ -8,6 +8,8 @@ the dictionary's other words and phrases (`load_ding_de_en_lexicon`; none
 shares a side with a canonical sentence pair). Subwords: one BPE tokenizer per
 side, learned on the training sentences, so every word can be spelled and no
 output holds an unknown-token mark.
+Model: BiGRU encoder, GRU decoder with Bahdanau attention and input feeding,
+and the lexical model of Nguyen & Chiang (2018) in the softmax layer.
 Training: cross-entropy with label smoothing 0.1. Evaluation: sacrebleu BLEU
 and chrF on the test split, cased and detokenized, greedy and beam 4 with the
 GNMT length penalty that scores best on the validation split.
@@ -15,6 +17,8 @@ GNMT length penalty that scores best on the validation split.
     python applications/ding_de_en_bahdanau/train.py                    # the preset
     python applications/ding_de_en_bahdanau/train.py --attention none   # baseline
     python applications/ding_de_en_bahdanau/train.py --lexicon 0        # sentences only
+    python applications/ding_de_en_bahdanau/train.py --no-lexical-model
+    python applications/ding_de_en_bahdanau/train.py --extra-data alternatives
     python applications/ding_de_en_bahdanau/train.py --extra-data libreoffice
     python applications/ding_de_en_bahdanau/train.py --tag      # tagged lexicon
     python applications/ding_de_en_bahdanau/train.py --quick            # smoke run
@@ -89,9 +93,10 @@ def parse_args(argv=None):
     parser.add_argument(
         "--lexical-model",
         action=argparse.BooleanOptionalAction,
-        default=False,
+        default=True,
         help="the lexical model of Nguyen & Chiang (2018): attention-weighted "
-        "source embeddings join the softmax layer (Translator(lexical_model=True))",
+        "source embeddings join the softmax layer (Translator(lexical_model=True)); "
+        "off with --attention none",
     )
     parser.add_argument("--batch-size", type=int, default=32)
     parser.add_argument("--learning-rate", type=float, default=2e-3)
@@ -380,7 +385,7 @@ def main(argv=None):
         attention=args.attention,
         dropout=args.dropout,
         word_dropout=args.word_dropout,
-        lexical_model=args.lexical_model,
+        lexical_model=args.lexical_model and args.attention != "none",
         max_source_length=128,
         max_target_length=128,
     )
@@ -464,7 +469,11 @@ def main(argv=None):
             f"German→English translator: BiGRU encoder ({args.units} per "
             f"direction), GRU decoder ({args.units}) with {args.attention} "
             f"attention and input feeding"
-            + (" and the lexical model" if args.lexical_model else "")
+            + (
+                " and the lexical model"
+                if args.lexical_model and args.attention != "none"
+                else ""
+            )
             + f", BPE {args.bpe_size} per side"
             + (
                 f", label smoothing {args.label_smoothing}."
