@@ -197,14 +197,19 @@ def load_ding_de_en_lexicon(path=None):
     >>> len(lexicon)  # doctest: +SKIP
     366362
     """
+    return _load_beside_sentences("ding_de_en_lexicon", parse_ding_lexicon, path)
+
+
+def _load_beside_sentences(cache_name, parse_lines, path=None):
+    """`parse_lines(lines, exclude=canonical pairs)` of the dictionary, cached."""
     source = find_source("ding_de_en", path)
     sentences = load_ding_de_en("all", path=path)
 
     def parse():
         with open(source, encoding="utf-8") as f:
-            return parse_ding_lexicon(f, exclude=sentences)
+            return parse_lines(f, exclude=sentences)
 
-    return [tuple(p) for p in cached_rows("ding_de_en_lexicon", [source], parse)]
+    return [tuple(p) for p in cached_rows(cache_name, [source], parse)]
 
 
 def _first_alternatives(text):
@@ -273,7 +278,7 @@ def parse_ding_alternatives(lines, exclude=()):
 def load_ding_de_en_alternatives(path=None):
     """The Ding example sentences written with `/` alternatives, first alternative kept.
 
-    About 1,400 sentence pairs of Debian bookworm's trans-de-en 1.9-6 that the
+    1,390 sentence pairs of Debian bookworm's trans-de-en 1.9-6 that the
     canonical extraction leaves out only because they offer alternative words
     ("Er hatte Geld gebunkert/versteckt."), by `parse_ding_alternatives`. No
     side of any pair equals a side of a canonical sentence pair
@@ -295,13 +300,8 @@ def load_ding_de_en_alternatives(path=None):
 
     >>> pairs = load_ding_de_en_alternatives()  # doctest: +SKIP
     >>> len(pairs)  # doctest: +SKIP
-    1405
+    1390
     """
-    source = find_source("ding_de_en", path)
-    sentences = load_ding_de_en("all", path=path)
-
-    def parse():
-        with open(source, encoding="utf-8") as f:
-            return parse_ding_alternatives(f, exclude=sentences)
-
-    return [tuple(p) for p in cached_rows("ding_de_en_alternatives", [source], parse)]
+    return _load_beside_sentences(
+        "ding_de_en_alternatives", parse_ding_alternatives, path
+    )
