@@ -20,7 +20,7 @@ from keras_rnnattn.datasets import (
 )
 from keras_rnnattn.metrics import bleu, chrf
 from keras_rnnattn.models import AttentionClassifier, AttentiveLanguageModel, Translator
-from keras_rnnattn.text import WordTokenizer
+from keras_rnnattn.text import BpeTokenizer, WordTokenizer
 
 ROOT = Path(__file__).resolve().parents[1]
 SAVED = ROOT / "saved_models"
@@ -242,3 +242,29 @@ def test_ding_recipe_tags_only_auxiliary_sources():
     np.testing.assert_array_equal(
         tagged.source_lengths - plain.source_lengths, [0, 0, 1, 1, 1]
     )
+
+
+def test_ding_recipe_bpe_dropout_resamples_every_epoch():
+    recipe = _recipe("ding_de_en_bahdanau")
+    pairs = [
+        ("die neuesten Häuser sind größer", "the newest houses are bigger"),
+        ("die älteren Häuser sind kleiner", "the older houses are smaller"),
+    ] * 4
+    source = BpeTokenizer(max_vocab=60, seed=0).fit([de for de, _ in pairs])
+    target = BpeTokenizer(max_vocab=60, seed=0).fit([en for _, en in pairs])
+    model = Translator(source, target, embedding_dim=4, units=4)
+    plain = recipe.Batches(model, pairs, 2, seed=0)
+    data = recipe.Batches(model, pairs, 2, seed=0, bpe_dropout=0.5)
+    assert source.dropout == target.dropout == 0.0  # off again after encoding
+    epochs = []
+    for _ in range(3):
+        epochs.append(data.source.copy())
+        rows = np.sort(np.concatenate(data.batches))  # every pair, in order
+        for row in rows:
+            ids = data.source[row][data.source[row] != 0].tolist()
+            out = data.target_out[row][data.target_out[row] != 0].tolist()
+            assert source.decode(ids) == pairs[row][0]  # a segmentation of it
+            assert target.decode(out) == pairs[row][1]
+        data.on_epoch_end()
+    assert len({e.tobytes() for e in epochs}) > 1  # fresh segmentations
+    assert max(e.shape[1] for e in epochs) > plain.source.shape[1]

@@ -143,6 +143,13 @@ def parse_args(argv=None):
         "(the source tokenizer's bos id, unused otherwise), so the model tells "
         "them from the Ding sentences it is evaluated on",
     )
+    parser.add_argument(
+        "--bpe-dropout",
+        type=float,
+        default=0.0,
+        help="BPE-dropout of the training pairs, both sides, fresh every epoch "
+        "(Provilkov et al. 2020); validation and test are encoded without it",
+    )
     args = parser.parse_args(argv)
     if args.out is None:
         name = NAME if args.attention == "bahdanau" else f"ding_de_en_{args.attention}"
@@ -171,6 +178,10 @@ class Batches(keras.utils.PyDataset):
     `pairs` start with that id: a tag that tells data other than the Ding
     sentences apart (Kobus et al. 2017; Caswell et al. 2019). Translation
     sources are never tagged, so the model translates in the sentences' style.
+
+    With `bpe_dropout`, every epoch encodes its pairs afresh with that
+    BPE-dropout on both sides (Provilkov et al. 2020): the model sees many
+    segmentations of each word.
     """
 
     def __init__(
@@ -184,35 +195,54 @@ class Batches(keras.utils.PyDataset):
         extra_per_epoch=0,
         num_tagged=0,
         tag_id=None,
+        bpe_dropout=0.0,
     ):
         super().__init__()
-        pairs = list(pairs) + list(extra)
-        (self.source, self.target_in), self.target_out = model.encode_pairs(
-            [de for de, _ in pairs], [en for _, en in pairs]
-        )
-        self.n_main = len(pairs) - len(extra)
-        tagged = self.n_main - num_tagged
-        if tag_id is not None and tagged < len(pairs):
-            source = np.pad(self.source, ((0, 0), (0, 1)))  # (N, S + 1)
-            source[tagged:] = np.pad(self.source[tagged:], ((0, 0), (1, 0)))
-            source[tagged:, 0] = tag_id
-            self.source = source
-        self.source_lengths = np.sum(self.source != 0, axis=1)
-        self.target_lengths = np.sum(self.target_out != 0, axis=1)
+        self.model = model
+        self.pairs = list(pairs) + list(extra)
+        self.n_main = len(self.pairs) - len(extra)
+        self.first_tagged = self.n_main - num_tagged if tag_id is not None else None
+        self.tag_id = tag_id
+        self.bpe_dropout = bpe_dropout
         self.extra_per_epoch = min(extra_per_epoch, len(extra))
         self.batch_size = batch_size
         self.rng = np.random.default_rng(seed)
         self.shuffle = shuffle
         self.on_epoch_end()
 
+    def _encode(self, rows):
+        """Source and target arrays of `pairs[rows]`, tagged as asked."""
+        tokenizers = (self.model.source_tokenizer, self.model.target_tokenizer)
+        for tokenizer in tokenizers:
+            tokenizer.dropout = self.bpe_dropout
+        try:
+            (source, target_in), target_out = self.model.encode_pairs(
+                [self.pairs[i][0] for i in rows], [self.pairs[i][1] for i in rows]
+            )
+        finally:
+            for tokenizer in tokenizers:
+                tokenizer.dropout = 0.0
+        if self.first_tagged is not None:
+            tagged = rows >= self.first_tagged  # (N,)
+            if tagged.any():
+                shifted = np.pad(source, ((0, 0), (1, 0)))  # (N, S + 1)
+                shifted[:, 0] = self.tag_id
+                source = np.where(
+                    tagged[:, None], shifted, np.pad(source, ((0, 0), (0, 1)))
+                )
+        return source, target_in, target_out
+
     def _make_batches(self):
         rows = np.arange(self.n_main)
         if self.extra_per_epoch:
             extra = self.n_main + self.rng.choice(
-                len(self.source) - self.n_main, self.extra_per_epoch, replace=False
+                len(self.pairs) - self.n_main, self.extra_per_epoch, replace=False
             )
             rows = np.concatenate([rows, extra])
-        order = rows[np.lexsort((self.source_lengths[rows], self.target_lengths[rows]))]
+        self.source, self.target_in, self.target_out = self._encode(rows)
+        self.source_lengths = np.sum(self.source != 0, axis=1)
+        self.target_lengths = np.sum(self.target_out != 0, axis=1)
+        order = np.lexsort((self.source_lengths, self.target_lengths))
         size = self.batch_size
         batches = [order[i : i + size] for i in range(0, len(order), size)]
         if self.shuffle and len(batches) > 1 and len(batches[-1]) < size:
@@ -223,7 +253,7 @@ class Batches(keras.utils.PyDataset):
         return len(self.batches)
 
     def on_epoch_end(self):
-        if self.extra_per_epoch or not hasattr(self, "batches"):
+        if self.extra_per_epoch or self.bpe_dropout or not hasattr(self, "batches"):
             self.batches = self._make_batches()
         self.order = np.arange(len(self.batches))
         if self.shuffle:
@@ -367,10 +397,10 @@ def main(argv=None):
     start = time.time()
     # Subwords are learned on the training sentences alone (the lexicon's
     # rare technical words would take merges the sentences need).
-    source_tokenizer = BpeTokenizer(max_vocab=args.bpe_size).fit(
+    source_tokenizer = BpeTokenizer(max_vocab=args.bpe_size, seed=args.seed).fit(
         [de for de, _ in train_pairs]
     )
-    target_tokenizer = BpeTokenizer(max_vocab=args.bpe_size).fit(
+    target_tokenizer = BpeTokenizer(max_vocab=args.bpe_size, seed=args.seed).fit(
         [en for _, en in train_pairs]
     )
     print(f"BPE learned in {time.time() - start:.1f} s", flush=True)
@@ -402,6 +432,7 @@ def main(argv=None):
         extra_per_epoch=args.lexicon,
         num_tagged=len(extra_pairs),
         tag_id=source_tokenizer.bos_id if args.tag else None,
+        bpe_dropout=args.bpe_dropout,
     )
     val_data = Batches(model, val_pairs, args.batch_size, args.seed, shuffle=False)
     budget = TimeBudget(args.time_budget)
@@ -475,6 +506,11 @@ def main(argv=None):
                 else ""
             )
             + f", BPE {args.bpe_size} per side"
+            + (
+                f" (BPE-dropout {args.bpe_dropout} in training)"
+                if args.bpe_dropout
+                else ""
+            )
             + (
                 f", label smoothing {args.label_smoothing}."
                 if args.label_smoothing

@@ -490,7 +490,8 @@ class Translator(PresetMixin, keras.Model):
             int32 array, padded with 0 to the longest row.
         """
         tok = self.source_tokenizer
-        lengths = [len(tok.encode(text)) + 1 for text in texts]
+        rows = [tok.encode(text) for text in texts]  # once: BPE-dropout samples
+        lengths = [len(row) + 1 for row in rows]
         longest = max(lengths, default=1)
         if longest > self.max_source_length and not truncate:
             index = int(np.argmax(lengths))
@@ -500,11 +501,8 @@ class Translator(PresetMixin, keras.Model):
                 "shorten or split it. Received: "
                 f"text={str(texts[index])[:80]!r}"
             )
-        return tok.encode_batch(
-            list(texts),
-            max_length=min(longest, self.max_source_length),
-            add_eos=True,
-            truncate=True,
+        return tok.pad(
+            rows, max_length=min(longest, self.max_source_length), add_eos=True
         )
 
     def encode_pairs(self, source_texts, target_texts):
@@ -528,13 +526,13 @@ class Translator(PresetMixin, keras.Model):
             )
         source = self.encode_source(source_texts, truncate=True)
         tok = self.target_tokenizer
-        longest = max((len(tok.encode(text)) for text in target_texts), default=0)
-        target = tok.encode_batch(
-            list(target_texts),
+        rows = [tok.encode(text) for text in target_texts]
+        longest = max((len(row) for row in rows), default=0)
+        target = tok.pad(
+            rows,
             max_length=min(longest, self.max_target_length - 1) + 2,
             add_bos=True,
             add_eos=True,
-            truncate=True,
         )  # bos y_1 .. y_n eos: at most max_target_length tokens after bos
         target_in = np.where(target == tok.eos_id, tok.pad_id, target)[:, :-1]
         target_out = target[:, 1:]

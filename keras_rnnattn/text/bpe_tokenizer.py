@@ -2,6 +2,7 @@
 
 import collections
 import heapq
+import random
 
 from keras_rnnattn.text.normalization import detokenize, split_words
 from keras_rnnattn.text.tokenizer import Tokenizer
@@ -40,6 +41,13 @@ class BpeTokenizer(Tokenizer):
     follows it so word boundaries survive. `decode` joins the pieces of a word
     and restores natural spacing.
 
+    With `dropout > 0` (BPE-dropout, Provilkov, Emelianenko and Voita, 2020),
+    encoding skips each applicable merge with probability `dropout` at every
+    step, so a word gets a different, finer segmentation now and then: a
+    regulariser for training data, re-encoded every epoch. Inference uses
+    `dropout=0` (the default), the one deterministic segmentation; the
+    attribute may be set after `fit`.
+
     Pair counts are updated incrementally (only the words holding the merged
     pair are revisited) and the best pair comes from a heap, so 15k sentence
     pairs train in seconds.
@@ -53,6 +61,9 @@ class BpeTokenizer(Tokenizer):
         special_tokens: four str, the pad, unk, bos and eos tokens (ids 0 to 3).
         merges: optional list of pairs of str, learned merges (set by
             `from_config`; leave it None and call `fit`).
+        dropout: float in [0, 1), the BPE-dropout probability of skipping a
+            merge while encoding; 0 for inference.
+        seed: optional int, seeds the generator of the dropout.
 
     Example:
 
@@ -63,6 +74,9 @@ class BpeTokenizer(Tokenizer):
     'slow newest.'
     >>> tok.tokenize("newest!")  # "!" was never seen
     ['newe', 'st</w>', '<unk>', '</w>']
+    >>> tok.dropout = 0.5  # training: sampled segmentations of the same word
+    >>> len({" ".join(tok.tokenize("lowest")) for _ in range(50)}) > 1
+    True
     """
 
     def __init__(
@@ -73,6 +87,8 @@ class BpeTokenizer(Tokenizer):
         min_count=1,
         special_tokens=SPECIAL_TOKENS,
         merges=None,
+        dropout=0.0,
+        seed=None,
     ):
         super().__init__(
             lowercase=lowercase,
@@ -88,7 +104,23 @@ class BpeTokenizer(Tokenizer):
                 f"Received: num_merges={num_merges!r}"
             )
         self.num_merges = num_merges
+        self.dropout = dropout
+        self.seed = seed
+        self._rng = random.Random(seed)
         self._set_merges(merges or [])
+
+    @property
+    def dropout(self):
+        return self._dropout
+
+    @dropout.setter
+    def dropout(self, value):
+        if not isinstance(value, (int, float)) or not 0 <= value < 1:
+            raise ValueError(
+                "`dropout` is the probability of skipping a merge, a float in "
+                f"[0, 1). Received: dropout={value!r}"
+            )
+        self._dropout = float(value)
 
     def _set_merges(self, merges):
         self.merges = [tuple(pair) for pair in merges]
@@ -113,6 +145,8 @@ class BpeTokenizer(Tokenizer):
         return symbols
 
     def _encode_word(self, word):
+        if self._dropout:
+            return self._sample_word(word)
         pieces = self._cache.get(word)
         if pieces is not None:
             return pieces
@@ -128,6 +162,33 @@ class BpeTokenizer(Tokenizer):
             symbols = _merge_word(symbols, best, best[0] + best[1])
         if len(self._cache) < _CACHE_SIZE:
             self._cache[word] = symbols
+        return symbols
+
+    def _sample_word(self, word):
+        """BPE-dropout: the best-ranked merge among those not dropped, applied
+        at its surviving positions, until none is left."""
+        symbols = self._spell(word)
+        ranks, keep = self._ranks, 1.0 - self._dropout
+        random = self._rng.random
+        while len(symbols) > 1:
+            kept = [
+                (ranks[pair], i)
+                for i, pair in enumerate(zip(symbols, symbols[1:]))
+                if pair in ranks and random() < keep
+            ]
+            if not kept:
+                break
+            best = min(kept)[0]
+            starts = {i for rank, i in kept if rank == best}
+            out, i = [], 0
+            while i < len(symbols):
+                if i in starts and i + 1 < len(symbols):
+                    out.append(symbols[i] + symbols[i + 1])
+                    i += 2
+                else:
+                    out.append(symbols[i])
+                    i += 1
+            symbols = out
         return symbols
 
     def _split(self, text):
@@ -246,4 +307,6 @@ class BpeTokenizer(Tokenizer):
         config = super().get_config()
         config["num_merges"] = self.num_merges
         config["merges"] = [list(pair) for pair in self.merges]
+        config["dropout"] = self._dropout
+        config["seed"] = self.seed
         return config

@@ -166,16 +166,57 @@ class Tokenizer:
         Returns:
             int32 array `(len(texts), max_length)`.
         """
-        if padding not in ("post", "pre"):
-            raise ValueError(
-                f"`padding` must be 'post' or 'pre'. Received: padding={padding!r}"
-            )
         if isinstance(texts, str):
             raise ValueError(
                 "`encode_batch` takes a list of texts; use `encode` for one str. "
                 f"Received: texts={texts[:50]!r}"
             )
-        rows = [self.encode(text) for text in texts]
+        return self.pad(
+            [self.encode(text) for text in texts],
+            max_length=max_length,
+            add_bos=add_bos,
+            add_eos=add_eos,
+            padding=padding,
+            truncate=truncate,
+            texts=texts,
+        )
+
+    def pad(
+        self,
+        rows,
+        max_length=None,
+        add_bos=False,
+        add_eos=False,
+        padding="post",
+        truncate=True,
+        texts=None,
+    ):
+        """Pads lists of ids (from `encode`) into one int32 array.
+
+        For rows encoded once and measured before padding, such as sampled
+        segmentations (`BpeTokenizer(dropout=...)`), which a second `encode`
+        would change.
+
+        Args:
+            rows: list of lists of int.
+            max_length, add_bos, add_eos, padding, truncate: as in `encode_batch`.
+            texts: optional list of str, the texts of `rows`, named in errors.
+
+        Returns:
+            int32 array `(len(rows), max_length)`.
+
+        Example:
+
+        >>> from keras_rnnattn.text import WordTokenizer
+        >>> tok = WordTokenizer().fit(["a b c"])
+        >>> tok.pad([tok.encode("a b"), tok.encode("c")], add_eos=True).tolist()
+        [[4, 5, 3], [6, 3, 0]]
+        """
+        if padding not in ("post", "pre"):
+            raise ValueError(
+                f"`padding` must be 'post' or 'pre'. Received: padding={padding!r}"
+            )
+        rows = [list(row) for row in rows]
         extra = int(add_bos) + int(add_eos)
         if max_length is None:
             max_length = max((len(row) + extra for row in rows), default=0)
@@ -191,7 +232,8 @@ class Tokenizer:
                     raise ValueError(
                         f"Text {i} has {len(row) + extra} tokens, more than "
                         f"max_length={max_length}: pass a larger `max_length` or "
-                        f"`truncate=True`. Received: text={texts[i][:80]!r}"
+                        "`truncate=True`."
+                        + (f" Received: text={texts[i][:80]!r}" if texts else "")
                     )
                 row = row[: max_length - extra]
             row = ([self.bos_id] if add_bos else []) + row

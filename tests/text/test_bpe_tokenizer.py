@@ -134,3 +134,49 @@ def test_trains_fast_on_many_words():
     tok = BpeTokenizer(max_vocab=2000).fit(texts)
     assert tok.vocabulary_size == 2000
     assert tok.decode(tok.encode(texts[0])) == texts[0]
+
+
+def test_bpe_dropout_samples_segmentations_with_the_papers_probabilities():
+    # Provilkov et al. (2020), Algorithm 1: each step applies the best merge
+    # among those not dropped (each dropped with probability p) and stops when
+    # all are dropped. With the merges (a, b), (ab, c</w>), "abc" is
+    # "a b c</w>" with probability p, "ab c</w>" with (1 - p) p and "abc</w>"
+    # with (1 - p)^2.
+    tok = BpeTokenizer(num_merges=2, seed=0).fit(["abc abc abc"])
+    assert tok.merges == [("a", "b"), ("ab", "c</w>")]
+    assert tok.tokenize("abc") == ["abc</w>"]
+    p = 0.3
+    tok.dropout = p
+    n = 4000
+    counts = collections.Counter(" ".join(tok.tokenize("abc")) for _ in range(n))
+    expected = {"a b c</w>": p, "ab c</w>": (1 - p) * p, "abc</w>": (1 - p) ** 2}
+    assert set(counts) == set(expected)
+    for segmentation, probability in expected.items():
+        assert abs(counts[segmentation] / n - probability) < 0.03, counts
+
+
+def test_bpe_dropout_keeps_words_spellable_and_is_off_for_inference():
+    tok = BpeTokenizer(max_vocab=120, seed=3).fit(CORPUS)
+    text = "The newest houses are bigger than the lower river."
+    plain = tok.encode(text)
+    tok.dropout = 0.5
+    samples = [tok.encode(text) for _ in range(30)]
+    assert len({tuple(s) for s in samples}) > 1
+    assert max(len(ids) for ids in samples) > len(plain)  # finer pieces
+    for ids in samples:
+        assert tok.unk_id not in ids
+        assert tok.decode(ids) == text
+    tok.dropout = 0.0
+    assert tok.encode(text) == plain
+    # Seeded: the same seed samples the same segmentations.
+    a = BpeTokenizer.from_config({**tok.get_config(), "dropout": 0.5, "seed": 7})
+    b = BpeTokenizer.from_config({**tok.get_config(), "dropout": 0.5, "seed": 7})
+    assert [a.encode(text) for _ in range(5)] == [b.encode(text) for _ in range(5)]
+
+
+def test_bpe_dropout_out_of_range_raises():
+    with pytest.raises(ValueError, match=r"\[0, 1\)"):
+        BpeTokenizer(dropout=1.0)
+    tok = BpeTokenizer()
+    with pytest.raises(ValueError, match="dropout"):
+        tok.dropout = -0.1
