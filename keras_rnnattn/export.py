@@ -294,7 +294,16 @@ def _endpoints(model, options):
 
     def sample(token_ids, uniforms):
         return dict(
-            zip(("tokens", "scores"), _lm_sample(model, token_ids, uniforms, options))
+            zip(
+                ("tokens", "scores"),
+                model._continue_ids(
+                    token_ids,
+                    uniforms,
+                    temperature=options["temperature"],
+                    top_k=options["top_k"],
+                    top_p=options["top_p"],
+                ),
+            )
         )
 
     return [
@@ -383,52 +392,6 @@ def _translator_endpoints(model, options, b, s, max_length):
             f"(B, {max_length}), scores (B,)",
         ),
     ]
-
-
-def _lm_sample(model, token_ids, uniforms, options):
-    """The language model's prefill and sampling loop, as one graph."""
-    from keras import ops
-
-    from keras_rnnattn.decoding.sampling import sample_with_uniforms
-
-    tok = model.tokenizer
-    token_ids = ops.cast(token_ids, "int32")  # (B, P)
-    batch = ops.shape(token_ids)[0]
-    lengths = ops.sum(ops.cast(ops.not_equal(token_ids, model.pad_id), "int32"), 1)
-    lengths = ops.maximum(lengths, 1)  # (B,)
-
-    def prefill(t, state):
-        _, stepped = model.next_logits(ops.take(token_ids, t, axis=1), state)
-        active = ops.less(t, lengths - 1)  # (B,)
-
-        def keep(new, old):
-            mask = ops.reshape(active, (-1,) + (1,) * (len(old.shape) - 1))
-            return ops.where(mask, new, old)
-
-        return keras.tree.map_structure(keep, stepped, state)
-
-    state = model.initial_state(batch)
-    state = ops.fori_loop(0, ops.shape(token_ids)[1] - 1, prefill, state)
-    start_ids = ops.take_along_axis(token_ids, ops.expand_dims(lengths - 1, 1), 1)
-    never = np.zeros((model.vocabulary_size,), "float32")
-    if tok is not None:
-        never[[model.pad_id, int(tok.unk_id), int(tok.bos_id)]] = -1e9
-    eos = int(tok.eos_id) if tok is not None else -1
-
-    def next_fn(ids, state):
-        logits, state = model.next_logits(ids, state)
-        return ops.cast(logits, "float32") + never, state
-
-    return sample_with_uniforms(
-        next_fn,
-        state,
-        start_ids[:, 0],
-        eos,
-        uniforms,
-        options["temperature"],
-        options["top_k"],
-        options["top_p"],
-    )
 
 
 # --- Writers ----------------------------------------------------------------------------

@@ -9,7 +9,7 @@ import keras
 import numpy as np
 import pytest
 
-from keras_rnnattn.decoding.sampling import _draw_uniforms
+from keras_rnnattn.decoding.sampling import draw_uniforms
 from keras_rnnattn.export import export_model, export_preset
 from keras_rnnattn.models import (
     AttentionClassifier,
@@ -251,7 +251,7 @@ def test_language_model_saved_model_and_tflite(tmp_path):
     prompts = ["ab", "c"]
     ids = [[2] + model.tokenizer.encode(p) for p in prompts]
     ids = padded(np.array([ids[0], ids[1] + [0]], "int32"), 4)
-    uniforms = np.asarray(_draw_uniforms((8, 2), 11))
+    uniforms = np.asarray(draw_uniforms((8, 2), 11))
     expected = model.generate(prompts, max_length=8, seed=11)
 
     export_model(model, str(tmp_path / "sm"), max_length=8)

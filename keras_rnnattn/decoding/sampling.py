@@ -85,16 +85,11 @@ def sample(
     >>> bool(np.all(ops.convert_to_numpy(tokens) == ops.convert_to_numpy(again)))
     True
     """
-    end_id = check_end_id(end_id)
     max_length = check_int("max_length", max_length)
-    temperature = _check_temperature(temperature)
-    if top_k is not None:
-        top_k = check_int("top_k", top_k)
-    top_p = _check_top_p(top_p)
-
+    _check_options(end_id, temperature, top_k, top_p)
     start_ids = ops.cast(ops.convert_to_tensor(start_ids), "int32")  # (B,)
     batch_size = ops.shape(start_ids)[0]
-    uniforms = _draw_uniforms((max_length, batch_size), seed)  # (L, B)
+    uniforms = draw_uniforms((max_length, batch_size), seed)  # (L, B)
     return sample_with_uniforms(
         next_fn, state, start_ids, end_id, uniforms, temperature, top_k, top_p
     )
@@ -105,9 +100,13 @@ def sample_with_uniforms(
 ):
     """`sample` with its random numbers given: uniforms `(max_length, B)` in [0, 1).
 
-    A graph without random ops (what an exported sampler runs: the caller
-    draws the numbers). Arguments are those of `sample`, checked there.
+    A graph without random ops (what an exported sampler runs, and a compiled
+    `AttentiveLanguageModel.generate`: the caller draws the numbers, for example
+    with `draw_uniforms`). The other arguments are those of `sample`.
     """
+    end_id, temperature, top_k, top_p = _check_options(
+        end_id, temperature, top_k, top_p
+    )
     max_length = int(uniforms.shape[0])
     start_ids = ops.cast(ops.convert_to_tensor(start_ids), "int32")  # (B,)
     uniforms = ops.cast(uniforms, "float32")
@@ -150,15 +149,30 @@ def _filtered_log_probs(logits, temperature=1.0, top_k=None, top_p=None):
     return ops.log_softmax(logits, axis=-1)
 
 
-def _draw_uniforms(shape, seed):
-    """`keras.random.uniform(shape, seed=seed)` in [0, 1), float32, the same numbers
-    eagerly and under XLA.
+def draw_uniforms(shape, seed=None):
+    """The uniform numbers `sample` draws: `(max_length, B)` float32 in [0, 1).
 
-    On TensorFlow an int seed goes to `tf.random.stateless_uniform` with the
+    `keras.random.uniform(shape, seed=seed)`, the same numbers eagerly and under
+    XLA. On TensorFlow an int seed goes to `tf.random.stateless_uniform` with the
     Philox algorithm named: Keras leaves the algorithm to TensorFlow, which picks
     Philox eagerly but another generator under `jit_compile=True`, so the same
     seed would give other tokens once compiled. Philox is what Keras gets
     eagerly, so the numbers are those of `keras.random.uniform` there.
+
+    Args:
+        shape: `(max_length, B)`.
+        seed: int, None (Keras's global seed generator) or a
+            `keras.random.SeedGenerator`.
+
+    Returns:
+        A float32 tensor of `shape`, to pass to `sample_with_uniforms`.
+
+    Example:
+
+    >>> from keras_rnnattn.decoding.sampling import draw_uniforms
+    >>> u = draw_uniforms((5, 2), seed=3)
+    >>> tuple(u.shape)
+    (5, 2)
     """
     if keras.backend.backend() == "tensorflow" and isinstance(seed, numbers.Integral):
         import tensorflow as tf
@@ -187,6 +201,18 @@ def _invert_cdf(probs, uniform):
         ops.logical_and(cdf > target, possible), ops.equal(positions, last_possible)
     )  # (B, V); the last possible token is the fallback when rounding leaves none
     return ops.min(ops.where(candidate, positions, vocab), axis=-1)
+
+
+def _check_options(end_id, temperature, top_k, top_p):
+    """The checked `(end_id, temperature, top_k, top_p)` of a sampler."""
+    if top_k is not None:
+        top_k = check_int("top_k", top_k)
+    return (
+        check_end_id(end_id),
+        _check_temperature(temperature),
+        top_k,
+        _check_top_p(top_p),
+    )
 
 
 def _check_temperature(temperature):

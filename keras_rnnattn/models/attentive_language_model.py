@@ -6,11 +6,12 @@ import keras
 import numpy as np
 from keras import ops
 
+from keras_rnnattn.decoding.sampling import draw_uniforms
 from keras_rnnattn.layers import SequenceSelfAttention
 from keras_rnnattn.layers.sequence_self_attention import SCORE_NAMES
 from keras_rnnattn.models import _apps_text as text_utils
 from keras_rnnattn.models._apps_layers import PaddingMask, embedding_initializer
-from keras_rnnattn.models._inference import no_grad
+from keras_rnnattn.models._inference import compiled
 from keras_rnnattn.preset_mixin import PresetMixin
 
 CELLS = ("gru", "lstm")
@@ -329,24 +330,60 @@ class AttentiveLanguageModel(PresetMixin, keras.Model):
         state = {"rnn": list(rnn_state), "memory": memory, "position": position + 1}
         return logits, state
 
-    def _prefill(self, prompts):
-        """Runs the prompts but their last token; returns the state and those tokens.
+    def _continue_ids(
+        self,
+        token_ids,
+        uniforms=None,
+        max_length=None,
+        temperature=1.0,
+        top_k=None,
+        top_p=None,
+    ):
+        """Prompts `(B, P)` -> `(tokens (B, L), scores (B,))`, as one graph.
 
-        Prompts of different lengths are stepped together: a row whose prompt
-        has ended keeps its state.
+        Each row is the begin token and the prompt's tokens, right-padded with
+        the pad id. The prompts run through `next_logits` but their last token
+        (rows of different lengths step together; a row whose prompt has ended
+        keeps its state), then greedy search for `max_length` tokens
+        (`uniforms=None`) or `sample_with_uniforms` with the uniforms `(L, B)`.
+        The padding, unknown and begin tokens are never generated. keras.ops
+        only: `generate` compiles it, the exporter traces it.
         """
-        batch = len(prompts)
-        lengths = np.array([len(p) for p in prompts])
-        ids = text_utils.pad(prompts, self.pad_id)  # (B, L)
-        state = self.initial_state(batch)
-        for t in range(int(lengths.max()) - 1):
-            active = ops.convert_to_tensor(t < lengths - 1)  # (B,)
-            _, stepped = self.next_logits(ops.convert_to_tensor(ids[:, t]), state)
-            state = keras.tree.map_structure(
+        from keras_rnnattn.decoding import greedy_search
+        from keras_rnnattn.decoding.sampling import sample_with_uniforms
+
+        token_ids = ops.cast(token_ids, "int32")  # (B, P)
+        lengths = ops.sum(ops.cast(ops.not_equal(token_ids, self.pad_id), "int32"), 1)
+        lengths = ops.maximum(lengths, 1)  # (B,): the begin token at least
+
+        def prefill(t, state):
+            active = ops.less(t, lengths - 1)  # (B,)
+            _, stepped = self.next_logits(ops.take(token_ids, t, axis=1), state)
+            return keras.tree.map_structure(
                 functools.partial(_where_rows, active), stepped, state
             )
-        start_ids = ids[np.arange(batch), lengths - 1].astype("int32")
-        return state, start_ids
+
+        state = self.initial_state(ops.shape(token_ids)[0])
+        state = ops.fori_loop(0, ops.shape(token_ids)[1] - 1, prefill, state)
+        start_ids = ops.take_along_axis(token_ids, ops.expand_dims(lengths - 1, 1), 1)
+        never = np.zeros((self.vocabulary_size,), "float32")
+        never[self.pad_id] = -1e9
+        # Without a tokenizer no id ends a text: the end id is out of range.
+        eos = self.vocabulary_size
+        if self.tokenizer is not None:
+            never[[int(self.tokenizer.unk_id), int(self.tokenizer.bos_id)]] = -1e9
+            eos = int(self.tokenizer.eos_id)
+        never = ops.convert_to_tensor(never)  # (V,): -1e9 on ids never generated
+
+        def next_fn(ids, state):
+            logits, state = self.next_logits(ids, state)
+            return ops.cast(logits, "float32") + never, state  # (B, V)
+
+        if uniforms is None:
+            return greedy_search(next_fn, state, start_ids[:, 0], eos, max_length)
+        return sample_with_uniforms(
+            next_fn, state, start_ids[:, 0], eos, uniforms, temperature, top_k, top_p
+        )
 
     def generate(
         self,
@@ -376,8 +413,6 @@ class AttentiveLanguageModel(PresetMixin, keras.Model):
             The prompt's tokens followed by the generated ones, decoded by the
             tokenizer (a string, or a list for a list of prompts).
         """
-        from keras_rnnattn import decoding
-
         owner = "AttentiveLanguageModel.generate"
         text_utils.require_tokenizer(self.tokenizer, owner)
         items, single = text_utils.as_text_list(prompt, owner)
@@ -400,34 +435,26 @@ class AttentiveLanguageModel(PresetMixin, keras.Model):
                 f"prompt of {longest - 1} tokens (the model's limit is "
                 f"{self.max_length} positions). Received: max_length={max_length}"
             )
-        with no_grad():  # inference: no autograd graph on torch
-            state, start_ids = self._prefill(prompts)
-            start_ids = ops.convert_to_tensor(start_ids)
-            never = np.zeros((self.vocabulary_size,), bool)
-            never[[self.pad_id, int(self.tokenizer.unk_id), bos]] = True
-            never = ops.convert_to_tensor(never)  # (V,): tokens never generated
-
-            def next_fn(token_ids, state):
-                logits, state = self.next_logits(token_ids, state)
-                return ops.where(never, -1e9, logits), state
-
-            if temperature == 0:
-                tokens, _ = decoding.greedy_search(
-                    next_fn, state, start_ids, eos, max_length
-                )
-            else:
-                tokens, _ = decoding.sample(
-                    next_fn,
-                    state,
-                    start_ids,
-                    eos,
-                    max_length,
-                    temperature=temperature,
-                    top_k=top_k,
-                    top_p=top_p,
-                    seed=seed,
-                )
-            tokens = ops.convert_to_numpy(tokens)  # (B, max_length)
+        ids = text_utils.pad(prompts, self.pad_id)  # (B, P)
+        # Prompt columns rounded up to a multiple of 8: fewer shapes to compile.
+        ids = np.pad(ids, ((0, 0), (0, -ids.shape[1] % 8)), constant_values=self.pad_id)
+        greedy = temperature == 0
+        key = ("generate", max_length, greedy, temperature, top_k, top_p)
+        # A plain dict outside Keras attribute tracking: compiled loops by setting.
+        cache = self.__dict__.setdefault("_generators", {})
+        if key not in cache:
+            options = {"max_length": max_length}
+            if not greedy:
+                options = {"temperature": temperature, "top_k": top_k, "top_p": top_p}
+            cache[key] = compiled(
+                self, functools.partial(self._continue_ids, **options)
+            )
+        if greedy:
+            tokens, _ = cache[key](ids)
+        else:
+            uniforms = draw_uniforms((max_length, len(prompts)), seed)  # (L, B)
+            tokens, _ = cache[key](ids, uniforms)
+        tokens = ops.convert_to_numpy(tokens)  # (B, max_length)
         out = []
         for p, row in zip(prompts, tokens):
             row = row.tolist()

@@ -187,6 +187,20 @@ def test_bad_arguments_raise(kwargs, message):
     arguments = {"end_id": END, "max_length": 3, **kwargs}
     with pytest.raises(ValueError, match=message):
         sample(model.next_fn, model.initial_state(2), np.array([1, 2]), **arguments)
+    if "max_length" in kwargs:
+        return
+    # The sampler with given uniforms (what exports and compiled models run)
+    # checks the same arguments.
+    del arguments["max_length"]
+    uniforms = np.full((3, 2), 0.5, "float32")
+    with pytest.raises(ValueError, match=message):
+        sampling.sample_with_uniforms(
+            model.next_fn,
+            model.initial_state(2),
+            np.array([1, 2]),
+            **arguments,
+            uniforms=uniforms,
+        )
 
 
 def test_docstring_example_runs():

@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 from keras import ops
 
+from keras_rnnattn import decoding
 from keras_rnnattn.models import AttentiveLanguageModel
 from keras_rnnattn.text import CharTokenizer, WordTokenizer
 
@@ -120,6 +121,79 @@ def test_prompts_of_different_lengths_in_one_batch():
     alone = [lm.generate(p, max_length=8, temperature=0) for p in prompts]
     assert together == alone
     assert together[0].startswith("the") and together[1].startswith("a cat a")
+
+
+def eager_generation(lm, prompt, max_length, temperature=1.0, seed=None, **kwargs):
+    """What `generate` must give, stepped eagerly: `next_logits` over the prompt
+    but its last token, then `decoding.greedy_search` or `decoding.sample`."""
+    tok = lm.tokenizer
+    ids = [tok.bos_id] + tok.encode(prompt)
+    state = lm.initial_state(1)
+    for token in ids[:-1]:
+        _, state = lm.next_logits(ops.convert_to_tensor([token]), state)
+    never = np.zeros((tok.vocabulary_size,), "float32")
+    never[[tok.pad_id, tok.unk_id, tok.bos_id]] = -1e9
+    never = ops.convert_to_tensor(never)
+
+    def next_fn(token_ids, state):
+        logits, state = lm.next_logits(token_ids, state)
+        return logits + never, state
+
+    start = np.array([ids[-1]], "int32")
+    if temperature == 0:
+        tokens, _ = decoding.greedy_search(
+            next_fn, state, start, tok.eos_id, max_length
+        )
+    else:
+        tokens, _ = decoding.sample(
+            next_fn,
+            state,
+            start,
+            tok.eos_id,
+            max_length,
+            temperature=temperature,
+            seed=seed,
+            **kwargs,
+        )
+    row = ops.convert_to_numpy(tokens)[0].tolist()
+    row = row[: row.index(tok.eos_id)] if tok.eos_id in row else row
+    return tok.decode(ids[1:] + row)
+
+
+def test_generation_equals_the_eager_loop():
+    lm = char_model()
+    lm.fit(TEXTS, epochs=3, verbose=0)
+    for prompt, kwargs in [
+        ("the c", {"temperature": 0}),
+        ("a", {"seed": 5}),
+        ("the dog s", {"seed": 2, "temperature": 0.7, "top_p": 0.9}),
+        ("", {"seed": 9, "top_k": 4}),
+    ]:
+        expected = eager_generation(lm, prompt, 12, **kwargs)
+        assert lm.generate(prompt, max_length=12, **kwargs) == expected
+
+
+@pytest.mark.skipif(
+    keras.backend.backend() == "torch", reason="torch runs the loop eagerly"
+)
+def test_generation_is_compiled_once_per_setting(monkeypatch):
+    lm = char_model()
+    calls = []
+    next_logits = lm.next_logits
+
+    def counting(*args, **kwargs):
+        calls.append(1)
+        return next_logits(*args, **kwargs)
+
+    monkeypatch.setattr(lm, "next_logits", counting)
+    lm.generate(["the", "a c"], max_length=12, seed=1)
+    traced = len(calls)
+    assert traced > 0
+    # Other prompts of the same padded shape and other random numbers: the
+    # compiled loop runs again without tracing the model.
+    lm.generate(["dog", "a m"], max_length=12, seed=2)
+    lm.generate(["the cat", ""], max_length=12)
+    assert len(calls) == traced
 
 
 def test_word_level_round_trip(tmp_path):
