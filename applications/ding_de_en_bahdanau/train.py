@@ -139,7 +139,7 @@ def parse_args(argv=None):
         "--tag",
         action=argparse.BooleanOptionalAction,
         default=False,
-        help="start the source of every lexicon and --extra-data pair with a tag "
+        help="start the source of every lexicon and LibreOffice pair with a tag "
         "(the source tokenizer's bos id, unused otherwise), so the model tells "
         "them from the Ding sentences it is evaluated on",
     )
@@ -430,7 +430,8 @@ def main(argv=None):
         args.seed,
         extra=lexicon,
         extra_per_epoch=args.lexicon,
-        num_tagged=len(extra_pairs),
+        # The alternatives are Ding sentences too: only out-of-domain text is tagged.
+        num_tagged=len(extra_pairs) if args.extra_data == "libreoffice" else 0,
         tag_id=source_tokenizer.bos_id if args.tag else None,
         bpe_dropout=args.bpe_dropout,
     )

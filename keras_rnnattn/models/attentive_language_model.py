@@ -407,7 +407,9 @@ class AttentiveLanguageModel(PresetMixin, keras.Model):
                 probability reaches p (nucleus sampling).
             seed: optional int; the same seed gives the same text.
 
-        The padding, unknown and begin tokens are never generated.
+        The padding, unknown and begin tokens are never generated. The prompt
+        and the loop run compiled on JAX and TensorFlow (`jax.jit`,
+        `tf.function`), once for each generated length and sampling setting.
 
         Returns:
             The prompt's tokens followed by the generated ones, decoded by the
