@@ -173,6 +173,34 @@ def test_generation_equals_the_eager_loop():
         assert lm.generate(prompt, max_length=12, **kwargs) == expected
 
 
+def test_continuation_graph_without_a_tokenizer():
+    # What the exporter serves for a model without a tokenizer: no id ends a
+    # text, and only the padding id is never generated.
+    keras.utils.set_random_seed(1)
+    lm = AttentiveLanguageModel(vocabulary_size=VOCAB, units=8, max_length=16)
+    ids = np.array([[BOS, 5, 9, 0], [BOS, 0, 0, 0]], "int32")  # (B, P), padded
+    uniforms = np.random.default_rng(0).random((6, 2)).astype("float32")
+    tokens, _ = lm._continue_ids(ids, uniforms)
+    tokens = ops.convert_to_numpy(tokens)  # (2, 6)
+    never = np.zeros((VOCAB,), "float32")
+    never[0] = -1e9
+    never = ops.convert_to_tensor(never)
+
+    def next_fn(token_ids, state):
+        logits, state = lm.next_logits(token_ids, state)
+        return logits + never, state
+
+    for row, prompt in enumerate([[BOS, 5, 9], [BOS]]):
+        state = lm.initial_state(1)
+        for token in prompt[:-1]:
+            _, state = lm.next_logits(ops.convert_to_tensor([token]), state)
+        expected, _ = decoding.sampling.sample_with_uniforms(
+            next_fn, state, np.array(prompt[-1:]), VOCAB, uniforms[:, row : row + 1]
+        )
+        np.testing.assert_array_equal(tokens[row], ops.convert_to_numpy(expected)[0])
+    assert tokens.shape == (2, 6) and not np.any(tokens == 0)
+
+
 @pytest.mark.skipif(
     keras.backend.backend() == "torch", reason="torch runs the loop eagerly"
 )
