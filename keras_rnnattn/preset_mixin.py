@@ -64,7 +64,7 @@ class PresetMixin:
         expected = None if cls is PresetMixin else cls
         return presets.load_preset(name_or_dir, cls=expected, **config_overrides)
 
-    def save_to_preset(self, preset_dir, metadata=None):
+    def save_to_preset(self, preset_dir, metadata=None, weights_dtype=None):
         """Writes this model as a preset folder.
 
         Writes config.json, model.weights.h5 (without optimizer state), one
@@ -77,11 +77,16 @@ class PresetMixin:
             metadata: optional dict of plain JSON data; for a shipped preset
                 `"description"`, `"data"`, `"data_license"`, `"command"` and
                 `"metrics"`.
+            weights_dtype: None (default), or `"float16"` to write the
+                floating-point weights at half the size (loading casts them
+                back); see `keras_rnnattn.presets.save_preset`.
 
         Returns:
             The absolute path of the folder.
         """
-        return presets.save_preset(self, preset_dir, metadata=metadata)
+        return presets.save_preset(
+            self, preset_dir, metadata=metadata, weights_dtype=weights_dtype
+        )
 
     def preset_tokenizers(self):
         """The tokenizers written as `<name>.json` beside the weights.

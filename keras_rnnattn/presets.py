@@ -331,6 +331,39 @@ def _save_weights(model, file):
     model.save_weights(file)
 
 
+WEIGHTS_DTYPES = (None, "float16")
+
+
+def _cast_weights_file(file, dtype):
+    """Rewrites the floating-point arrays of a weights file in `dtype`.
+
+    The groups, the attributes and the other arrays are copied as they are;
+    loading casts each array back to its variable's dtype (Keras assigns
+    values with the variable's dtype).
+    """
+    import h5py
+    import numpy as np
+
+    def copy(source, target):
+        for key, value in source.attrs.items():
+            target.attrs[key] = value
+        for name, item in source.items():
+            if isinstance(item, h5py.Group):
+                copy(item, target.create_group(name))
+                continue
+            data = item[()]
+            if isinstance(data, np.ndarray) and data.dtype.kind == "f":
+                data = data.astype(dtype)
+            target.create_dataset(name, data=data)
+            for key, value in item.attrs.items():
+                target[name].attrs[key] = value
+
+    partial = file + ".partial"
+    with h5py.File(file, "r") as source, h5py.File(partial, "w") as target:
+        copy(source, target)
+    os.replace(partial, file)
+
+
 def _check_loadable_class(cls):
     """Refuses a class that `load_preset` could not find again."""
     if cls.__module__ == "keras" or cls.__module__.startswith("keras."):
@@ -370,7 +403,7 @@ def preset_tokenizers(model):
     return found
 
 
-def save_preset(model, preset_dir, metadata=None):
+def save_preset(model, preset_dir, metadata=None, weights_dtype=None):
     """Writes a built model as a preset folder.
 
     Writes `model.weights.h5`, `config.json`, one `<attribute>.json` per
@@ -390,6 +423,12 @@ def save_preset(model, preset_dir, metadata=None):
             shipped preset: `"description"`, `"data"`, `"data_license"`,
             `"command"` (that trained it), `"metrics"` (a dict of test
             metrics). NumPy numbers are written as numbers.
+        weights_dtype: None (default) writes each weight in its variable's
+            dtype; `"float16"` writes the floating-point weights as float16,
+            half the size, for presets that would be over the limit (loading
+            casts them back to the variables' dtype, so load, save and load
+            again gives the same values). Recorded as `weights_dtype` in the
+            metadata.
 
     Returns:
         The absolute path of the folder.
@@ -417,6 +456,11 @@ def save_preset(model, preset_dir, metadata=None):
             "`metadata` must be a dict of plain JSON data. "
             f"Received: metadata of type {type(metadata).__name__}"
         )
+    if weights_dtype not in WEIGHTS_DTYPES:
+        raise ValueError(
+            f"`weights_dtype` must be one of {WEIGHTS_DTYPES}. "
+            f"Received: weights_dtype={weights_dtype!r}"
+        )
     _check_loadable_class(type(model))
     path = os.path.abspath(os.fspath(preset_dir))
     os.makedirs(path, exist_ok=True)
@@ -425,6 +469,8 @@ def save_preset(model, preset_dir, metadata=None):
     config.pop("compile_config", None)
     _write_json(os.path.join(path, CONFIG_FILE), config, "model config")
     _save_weights(model, os.path.join(path, WEIGHTS_FILE))
+    if weights_dtype is not None:
+        _cast_weights_file(os.path.join(path, WEIGHTS_FILE), weights_dtype)
     if hasattr(model, "preset_tokenizers"):
         tokenizers = model.preset_tokenizers()
     else:
@@ -449,6 +495,8 @@ def save_preset(model, preset_dir, metadata=None):
         "format_version": FORMAT_VERSION,
         "files": files,
     }
+    if weights_dtype is not None:
+        automatic["weights_dtype"] = weights_dtype
     merged = {"description": ""}
     merged.update(metadata or {})
     merged.update(automatic)

@@ -16,6 +16,7 @@ from keras_rnnattn.models import (
     AttentiveLanguageModel,
     SequenceTagger,
     Translator,
+    TranslatorEnsemble,
 )
 from keras_rnnattn.text import CharTokenizer, WordTokenizer
 
@@ -190,6 +191,23 @@ def test_lexical_model_translator_tflite(tmp_path):
         model, str(tmp_path), "tflite", batch_size=1, sequence_length=6, max_length=12
     )
     check_translator_tflite(model, str(tmp_path))
+
+
+@tf_only
+def test_translator_ensemble_exports_like_a_translator(tmp_path):
+    # The members' states and memories are flattened like one translator's.
+    model = TranslatorEnsemble([translator(), translator(lexical_model=True)])
+    export_model(model, str(tmp_path / "sm"), max_length=12)
+    check_translator_saved_model(model, str(tmp_path / "sm"))
+    export_model(
+        model,
+        str(tmp_path / "lite"),
+        "tflite",
+        batch_size=1,
+        sequence_length=6,
+        max_length=12,
+    )
+    check_translator_tflite(model, str(tmp_path / "lite"))
 
 
 @tf_only

@@ -127,6 +127,42 @@ def test_preset_files_config_and_no_optimizer_state(classifier_preset):
     assert tokenizer["config"] == model.tokenizer.get_config()
 
 
+def test_float16_weights_halve_the_file_and_load_back_as_float32(
+    classifier_preset, tmp_path
+):
+    model, path = classifier_preset
+    half = model.save_to_preset(tmp_path / "half", weights_dtype="float16")
+    assert read_json(os.path.join(half, "metadata.json"))["weights_dtype"] == "float16"
+    with h5py.File(os.path.join(half, "model.weights.h5"), "r") as f:
+        arrays = []
+        f.visititems(
+            lambda name, item: (
+                arrays.append(item.dtype) if isinstance(item, h5py.Dataset) else None
+            )
+        )
+    assert arrays and all(dtype == np.float16 for dtype in arrays)
+    size = os.path.getsize(os.path.join(half, "model.weights.h5"))
+    assert size < 0.75 * os.path.getsize(os.path.join(path, "model.weights.h5"))
+    loaded = presets.load_preset(half)
+    for saved, restored in zip(weights_of(model), weights_of(loaded)):
+        assert restored.dtype == saved.dtype == np.float32
+        np.testing.assert_array_equal(
+            restored, saved.astype("float16").astype("float32")
+        )
+    # Written again in float16, nothing changes.
+    again = presets.load_preset(
+        loaded.save_to_preset(tmp_path / "again", weights_dtype="float16")
+    )
+    for a, b in zip(weights_of(loaded), weights_of(again)):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_unknown_weights_dtype_is_refused(classifier_preset, tmp_path):
+    model, _ = classifier_preset
+    with pytest.raises(ValueError, match="weights_dtype"):
+        model.save_to_preset(tmp_path / "bf", weights_dtype="bfloat16")
+
+
 def test_metadata_merges_given_and_automatic_fields(classifier_preset):
     model, path = classifier_preset
     metadata = read_json(os.path.join(path, "metadata.json"))
@@ -138,6 +174,7 @@ def test_metadata_merges_given_and_automatic_fields(classifier_preset):
     assert metadata["backend"] == keras.backend.backend()
     assert metadata["keras_version"] == keras.__version__
     assert metadata["format_version"] == 1
+    assert "weights_dtype" not in metadata  # stored as the variables are
     age = datetime.datetime.now(
         datetime.timezone.utc
     ) - datetime.datetime.fromisoformat(metadata["date"])

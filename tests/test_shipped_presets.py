@@ -212,6 +212,33 @@ def test_recipe_quick_run(recipe, corpus, tmp_path):
     assert json.loads((folder / "metadata.json").read_text())["metrics"]
 
 
+def test_ding_recipe_member_command_lines():
+    recipe = _recipe("ding_de_en_bahdanau")
+    argv = [
+        "--seed",
+        "5",
+        "--lexicon=100",
+        "--out",
+        "x",
+        "--members-dir",
+        "/m",
+        "--tag",
+    ]
+    args = recipe.parse_args(argv)
+    assert args.members == 2  # an ensemble by default
+    assert recipe._member_argv(args, argv, 1) == [
+        "--lexicon=100",
+        "--tag",
+        "--members",
+        "1",
+        "--seed",
+        "6",
+        "--out",
+        os.path.join("/m", "member_2"),
+    ]
+    assert recipe.parse_args(["--members", "1"]).members_dir is None
+
+
 def test_ding_recipe_tags_only_auxiliary_sources():
     recipe = _recipe("ding_de_en_bahdanau")
     sentences = [("a b c", "x y"), ("b c", "y z"), ("c a b a", "z")]  # last: extra data

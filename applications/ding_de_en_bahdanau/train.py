@@ -27,6 +27,7 @@ GNMT length penalty that scores best on the validation split.
 import argparse
 import json
 import os
+import subprocess
 import sys
 import tempfile
 import time
@@ -43,7 +44,7 @@ from keras_rnnattn.datasets import (
     load_libreoffice_help_de_en,
 )
 from keras_rnnattn.metrics import bleu, chrf
-from keras_rnnattn.models import Translator
+from keras_rnnattn.models import Translator, TranslatorEnsemble
 from keras_rnnattn.text import BpeTokenizer
 
 NAME = "ding_de_en_bahdanau"
@@ -150,12 +151,31 @@ def parse_args(argv=None):
         help="BPE-dropout of the training pairs, both sides, fresh every epoch "
         "(Provilkov et al. 2020); validation and test are encoded without it",
     )
+    parser.add_argument(
+        "--members",
+        type=int,
+        default=2,
+        help="translators trained side by side (one process and one CPU each, "
+        "seeds --seed, --seed + 1, ...) and shipped as one TranslatorEnsemble; "
+        "1 trains a single Translator",
+    )
+    parser.add_argument(
+        "--members-dir",
+        default=None,
+        help="where the members' presets and logs go (default: a new temporary "
+        "folder); a member whose preset is already there is reused",
+    )
     args = parser.parse_args(argv)
+    if args.members < 1:
+        parser.error(f"--members must be at least 1, not {args.members}")
     if args.out is None:
         name = NAME if args.attention == "bahdanau" else f"ding_de_en_{args.attention}"
         args.out = os.path.join("saved_models", name)
+        if args.quick:
+            args.out = os.path.join(tempfile.mkdtemp(), NAME)
+    if args.members > 1 and args.members_dir is None:
+        args.members_dir = tempfile.mkdtemp(prefix=os.path.basename(args.out) + "_")
     if args.quick:
-        args.out = os.path.join(tempfile.mkdtemp(), NAME)
         args.bpe_size = 200
         args.embedding_dim = 16
         args.units = 16
@@ -350,22 +370,8 @@ def evaluate(model, pairs, beam_size, length_penalty=0.0):
     }, hypotheses
 
 
-def main(argv=None):
-    args = parse_args(argv)
-    try:
-        train_pairs = load_ding_de_en("train")
-        val_pairs = load_ding_de_en("validation")
-        test_pairs = load_ding_de_en("test")
-    except DatasetNotFoundError as error:
-        print(error, file=sys.stderr)
-        return 2
-    if args.quick:
-        train_pairs, val_pairs, test_pairs = (
-            train_pairs[:200],
-            val_pairs[:20],
-            test_pairs[:SLICE],
-        )
-
+def load_auxiliary_data(args, val_pairs, test_pairs):
+    """`(extra_pairs, lexicon)` as `--extra-data` and `--lexicon` ask."""
     extra_pairs = []
     if args.extra_data == "alternatives":
         # No side equals a side of any canonical pair (the loader's rule).
@@ -374,11 +380,7 @@ def main(argv=None):
             extra_pairs = extra_pairs[:200]
         print(f"extra data: {len(extra_pairs):,} Ding alternatives", flush=True)
     elif args.extra_data == "libreoffice":
-        try:
-            extra_pairs = load_libreoffice_help_de_en("train")
-        except DatasetNotFoundError as error:
-            print(error, file=sys.stderr)
-            return 2
+        extra_pairs = load_libreoffice_help_de_en("train")
         # No English side of the Ding validation or test split in training.
         held_out = {en for _, en in val_pairs + test_pairs}
         extra_pairs = [p for p in extra_pairs if p[1] not in held_out]
@@ -392,7 +394,72 @@ def main(argv=None):
         if args.quick:
             lexicon = lexicon[:1000]
         print(f"lexicon: {len(lexicon):,} pairs, {args.lexicon:,} a epoch", flush=True)
+    return extra_pairs, lexicon
 
+
+def describe_data(args, extra_pairs, lexicon):
+    """The metadata's `data` and `data_license` lines."""
+    data = (
+        "Ding de-en example sentences (Debian trans-de-en 1.9-6), 16,570 "
+        "pairs; canonical split default_rng(1234): test 1000, validation "
+        "500, train 15,070."
+        + (
+            f" Each epoch also {args.lexicon:,} random pairs of the "
+            f"dictionary's other {len(lexicon):,} words and phrases "
+            "(load_ding_de_en_lexicon; no side equals a sentence's)."
+            if args.lexicon
+            else ""
+        )
+        + (
+            f" Every epoch also the dictionary's {len(extra_pairs):,} example "
+            "sentences written with '/' alternatives, the first of each "
+            "(load_ding_de_en_alternatives; no side equals a sentence's)."
+            if args.extra_data == "alternatives"
+            else ""
+        )
+        + (
+            f" Every epoch also the {len(extra_pairs):,} train pairs of the "
+            "LibreOffice help de/en (load_libreoffice_help_de_en, MPL-2.0)."
+            if args.extra_data == "libreoffice"
+            else ""
+        )
+        + (
+            " The sources of all but the Ding sentences start with a tag "
+            "(the source bos id)."
+            if args.tag and (lexicon or extra_pairs)
+            else ""
+        )
+    )
+    license = "GPL-2+ (the corpus is not shipped; the weights are derived from it)" + (
+        "; LibreOffice help: MPL-2.0" if args.extra_data == "libreoffice" else ""
+    )
+    return data, license
+
+
+def describe_model(args):
+    """The metadata's `description` of one translator of this recipe."""
+    return (
+        f"German→English translator: BiGRU encoder ({args.units} per "
+        f"direction), GRU decoder ({args.units}) with {args.attention} "
+        f"attention and input feeding"
+        + (
+            " and the lexical model"
+            if args.lexical_model and args.attention != "none"
+            else ""
+        )
+        + f", BPE {args.bpe_size} per side"
+        + (f" (BPE-dropout {args.bpe_dropout} in training)" if args.bpe_dropout else "")
+        + (
+            f", label smoothing {args.label_smoothing}."
+            if args.label_smoothing
+            else "."
+        )
+    )
+
+
+def train_one(args, train_pairs, val_pairs, test_pairs):
+    """Trains one Translator; returns `(model, training metrics, data, license)`."""
+    extra_pairs, lexicon = load_auxiliary_data(args, val_pairs, test_pairs)
     keras.utils.set_random_seed(args.seed)
     start = time.time()
     # Subwords are learned on the training sentences alone (the lexicon's
@@ -456,21 +523,183 @@ def main(argv=None):
     if budget.stopped and stop.best_weights is not None:
         # Stopped by the clock: keep the epoch with the best validation loss.
         model.set_weights(stop.best_weights)
-
-    test_data = Batches(model, test_pairs, args.batch_size, args.seed, shuffle=False)
-    model.compile()  # the plain cross-entropy, for the perplexity
-    test_loss = float(model.evaluate(test_data, verbose=0, return_dict=True)["loss"])
     metrics = {
         "epochs_run": len(history.history["loss"]),
         # With label smoothing, of the smoothed loss.
         "best_val_loss": float(min(history.history["val_loss"])),
-        # Masked cross-entropy per target subword (end token included).
-        "test_loss": test_loss,
-        "test_perplexity": float(np.exp(test_loss)),
         "train_seconds": round(train_seconds, 1),
         "stopped_by_time_budget": budget.stopped,
-        "parameters": int(model.count_params()),
     }
+    return (model, metrics) + describe_data(args, extra_pairs, lexicon)
+
+
+def _member_argv(args, argv, index):
+    """The command line of member `index` (0-based): this run's own options but
+    the members' and output's, one translator, its seed and folder."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    own = {"--members": 1, "--members-dir": 1, "--out": 1, "--seed": 1}
+    kept, skip = [], 0
+    for item in argv:
+        if skip:
+            skip -= 1
+            continue
+        name = item.split("=")[0]
+        if name in own:
+            skip = 0 if "=" in item else own[name]
+            continue
+        kept.append(item)
+    folder = os.path.join(args.members_dir, f"member_{index + 1}")
+    return kept + ["--members", "1", "--seed", str(args.seed + index), "--out", folder]
+
+
+def _one_thread_env():
+    """Environment of a member process: every library on one thread."""
+    env = dict(os.environ)
+    for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "TF_NUM_INTRAOP_THREADS"):
+        env[name] = "1"
+    env["TF_NUM_INTEROP_THREADS"] = "1"
+    env["XLA_FLAGS"] = (
+        "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"
+    )
+    env["PYTHONUNBUFFERED"] = "1"
+    return env
+
+
+def train_members(args, argv):
+    """Trains `args.members` translators side by side, one process and one CPU
+    each (each seeded `args.seed + i`), and returns them as one
+    `TranslatorEnsemble` with its training metrics, data and licence.
+
+    A member whose folder in `--members-dir` already holds a preset is reused.
+    """
+    os.makedirs(args.members_dir, exist_ok=True)
+    cpus = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
+    waiting = list(range(args.members))
+    running = {}
+    start = time.time()
+    while waiting or running:
+        while waiting and len(running) < max(1, len(cpus)):
+            index = waiting.pop(0)
+            member_argv = _member_argv(args, argv, index)
+            folder = member_argv[-1]
+            if os.path.isfile(os.path.join(folder, "metadata.json")):
+                print(f"member {index + 1}: reusing the preset in {folder}", flush=True)
+                continue
+            busy = {cpu for _, _, cpu in running.values()}
+            cpu = next((c for c in cpus if c not in busy), None)
+            log = open(os.path.join(args.members_dir, f"member_{index + 1}.log"), "w")
+            process = subprocess.Popen(
+                [sys.executable, os.path.abspath(__file__), *member_argv],
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                env=_one_thread_env(),
+                # Thread settings alone do not keep XLA to one core: pin it.
+                preexec_fn=(lambda c=cpu: os.sched_setaffinity(0, {c}))
+                if cpu is not None
+                else None,
+            )
+            print(
+                f"member {index + 1}: training on CPU {cpu}, log {log.name}",
+                flush=True,
+            )
+            running[index] = (process, log, cpu)
+        time.sleep(1 if args.quick else 30)
+        for index, (process, log, _) in list(running.items()):
+            if process.poll() is None:
+                continue
+            log.close()
+            del running[index]
+            if process.returncode != 0:
+                with open(log.name) as f:
+                    tail = f.read()[-2000:]
+                raise RuntimeError(
+                    f"member {index + 1} failed (exit {process.returncode}); the "
+                    f"end of {log.name}:\n{tail}"
+                )
+            print(
+                f"member {index + 1}: done after {(time.time() - start) / 60:.1f} min",
+                flush=True,
+            )
+
+    members, member_metadata = [], []
+    for index in range(args.members):
+        folder = _member_argv(args, argv, index)[-1]
+        members.append(Translator.from_preset(folder))
+        with open(os.path.join(folder, "metadata.json"), encoding="utf-8") as f:
+            member_metadata.append(json.load(f))
+    model = TranslatorEnsemble(members)
+    # The preset stores float16 weights (two translators fit the size limit):
+    # round them now, so every score below is of the weights shipped.
+    for variable in model.weights:
+        if "float" in str(variable.dtype):
+            value = keras.ops.convert_to_numpy(variable)
+            variable.assign(value.astype("float16").astype(value.dtype))
+    runs = [m["metrics"] for m in member_metadata]
+    metrics = {
+        "epochs_run": [r["epochs_run"] for r in runs],
+        "best_val_loss": [r["best_val_loss"] for r in runs],
+        # Side by side: the slowest member's training time.
+        "train_seconds": max(r["train_seconds"] for r in runs),
+        "stopped_by_time_budget": any(r["stopped_by_time_budget"] for r in runs),
+        "members": [
+            {
+                "command": m["command"],
+                "seed": m["seed"],
+                **{
+                    key: m["metrics"][key]
+                    for key in m["metrics"]
+                    if key.startswith("test_")
+                    and not key.endswith(("by_source_length", "per_second"))
+                },
+                "beam_length_penalty": m["metrics"]["beam_length_penalty"],
+            }
+            for m in member_metadata
+        ],
+    }
+    first = member_metadata[0]
+    return model, metrics, first["data"], first["data_license"]
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    try:
+        train_pairs = load_ding_de_en("train")
+        val_pairs = load_ding_de_en("validation")
+        test_pairs = load_ding_de_en("test")
+    except DatasetNotFoundError as error:
+        print(error, file=sys.stderr)
+        return 2
+    if args.quick:
+        train_pairs, val_pairs, test_pairs = (
+            train_pairs[:200],
+            val_pairs[:20],
+            test_pairs[:SLICE],
+        )
+    if args.members > 1:
+        model, metrics, data, data_license = train_members(args, argv)
+        description = (
+            f"An ensemble of {args.members} translators of one recipe, trained "
+            f"side by side from seeds {args.seed} to {args.seed + args.members - 1} "
+            "(TranslatorEnsemble: the mean of their next-token probabilities), "
+            "weights stored as float16. Each: " + describe_model(args)
+        )
+    else:
+        try:
+            model, metrics, data, data_license = train_one(
+                args, train_pairs, val_pairs, test_pairs
+            )
+        except DatasetNotFoundError as error:
+            print(error, file=sys.stderr)
+            return 2
+        description = describe_model(args)
+
+    test_data = Batches(model, test_pairs, args.batch_size, args.seed, shuffle=False)
+    model.compile()  # the plain cross-entropy, for the perplexity
+    test_loss = float(model.evaluate(test_data, verbose=0, return_dict=True)["loss"])
+    # Masked cross-entropy per target subword (end token included).
+    metrics["test_loss"] = test_loss
+    metrics["test_perplexity"] = float(np.exp(test_loss))
+    metrics["parameters"] = int(model.count_params())
     results = {}
     alpha = args.length_penalty
     if alpha is None:
@@ -497,60 +726,9 @@ def main(argv=None):
         sys.argv[1:] if argv is None else argv
     )
     metadata = {
-        "description": (
-            f"German→English translator: BiGRU encoder ({args.units} per "
-            f"direction), GRU decoder ({args.units}) with {args.attention} "
-            f"attention and input feeding"
-            + (
-                " and the lexical model"
-                if args.lexical_model and args.attention != "none"
-                else ""
-            )
-            + f", BPE {args.bpe_size} per side"
-            + (
-                f" (BPE-dropout {args.bpe_dropout} in training)"
-                if args.bpe_dropout
-                else ""
-            )
-            + (
-                f", label smoothing {args.label_smoothing}."
-                if args.label_smoothing
-                else "."
-            )
-        ),
-        "data": (
-            "Ding de-en example sentences (Debian trans-de-en 1.9-6), 16,570 "
-            "pairs; canonical split default_rng(1234): test 1000, validation "
-            "500, train 15,070."
-            + (
-                f" Each epoch also {args.lexicon:,} random pairs of the "
-                f"dictionary's other {len(lexicon):,} words and phrases "
-                "(load_ding_de_en_lexicon; no side equals a sentence's)."
-                if args.lexicon
-                else ""
-            )
-            + (
-                f" Every epoch also the dictionary's {len(extra_pairs):,} example "
-                "sentences written with '/' alternatives, the first of each "
-                "(load_ding_de_en_alternatives; no side equals a sentence's)."
-                if args.extra_data == "alternatives"
-                else ""
-            )
-            + (
-                f" Every epoch also the {len(extra_pairs):,} train pairs of the "
-                "LibreOffice help de/en (load_libreoffice_help_de_en, MPL-2.0)."
-                if args.extra_data == "libreoffice"
-                else ""
-            )
-            + (
-                " The sources of all but the Ding sentences start with a tag "
-                "(the source bos id)."
-                if args.tag and (lexicon or extra_pairs)
-                else ""
-            )
-        ),
-        "data_license": "GPL-2+ (the corpus is not shipped; the weights are derived from it)"
-        + ("; LibreOffice help: MPL-2.0" if args.extra_data == "libreoffice" else ""),
+        "description": description,
+        "data": data,
+        "data_license": data_license,
         "command": command.strip(),
         "metrics": metrics,
         "backend": keras.backend.backend(),
@@ -563,7 +741,11 @@ def main(argv=None):
         "test_slice_greedy_chrf": chrf(slice_greedy, [en for _, en in slice_pairs]),
         "test_slice_greedy_bleu": bleu(slice_greedy, [en for _, en in slice_pairs]),
     }
-    folder = model.save_to_preset(args.out, metadata=metadata)
+    folder = model.save_to_preset(
+        args.out,
+        metadata=metadata,
+        weights_dtype="float16" if args.members > 1 else None,
+    )
 
     beam = f"beam{args.beam_size}"
     print("\n| preset | attention | decoding | BLEU | chrF | unk outputs | sent/s |")
@@ -575,8 +757,9 @@ def main(argv=None):
             f"{metrics[f'test_{label}_unk_outputs']} | "
             f"{metrics[f'test_{label}_sentences_per_second']:.0f} |"
         )
+    epochs = metrics["epochs_run"]
     print(
-        f"training: {metrics['epochs_run']} epochs, {train_seconds / 60:.1f} min, "
+        f"training: {epochs} epochs, {metrics['train_seconds'] / 60:.1f} min, "
         f"{metrics['parameters']:,} parameters"
     )
     for (de, en), hyp in list(zip(test_pairs, results[beam]))[:5]:

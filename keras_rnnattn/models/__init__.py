@@ -4,10 +4,12 @@ from keras_rnnattn.models.attention_classifier import AttentionClassifier
 from keras_rnnattn.models.attentive_language_model import AttentiveLanguageModel
 from keras_rnnattn.models.sequence_tagger import SequenceTagger
 from keras_rnnattn.models.translator import Translator
+from keras_rnnattn.models.translator_ensemble import TranslatorEnsemble
 
 __all__ = [
     "AttentionClassifier",
     "AttentiveLanguageModel",
     "SequenceTagger",
     "Translator",
+    "TranslatorEnsemble",
 ]
