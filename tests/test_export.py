@@ -155,6 +155,12 @@ def check_translator_saved_model(model, path):
         np.testing.assert_array_equal(row[:n], ref[:n])
 
 
+def export_tflite_and_check(model, path):
+    """Exports a translator to TFLite for one 6-token sentence and checks it."""
+    export_model(model, path, "tflite", batch_size=1, sequence_length=6, max_length=12)
+    check_translator_tflite(model, path)
+
+
 def check_translator_tflite(model, path):
     """Encoder + decoder-step loop, and the whole greedy and beam loops."""
     ids = padded(model.encode_source(["abcd"]), 6)  # one sentence, 6 tokens
@@ -199,15 +205,7 @@ def test_translator_ensemble_exports_like_a_translator(tmp_path):
     model = TranslatorEnsemble([translator(), translator(lexical_model=True)])
     export_model(model, str(tmp_path / "sm"), max_length=12)
     check_translator_saved_model(model, str(tmp_path / "sm"))
-    export_model(
-        model,
-        str(tmp_path / "lite"),
-        "tflite",
-        batch_size=1,
-        sequence_length=6,
-        max_length=12,
-    )
-    check_translator_tflite(model, str(tmp_path / "lite"))
+    export_tflite_and_check(model, str(tmp_path / "lite"))
 
 
 @tf_only
@@ -330,15 +328,7 @@ def test_exports_under_other_backends(tmp_path):
     """JAX and torch models export (through TensorFlow where needed) to
     artefacts that give this backend's results."""
     model = translator()
-    export_model(
-        model,
-        str(tmp_path / "lite"),
-        "tflite",
-        batch_size=1,
-        sequence_length=6,
-        max_length=12,
-    )
-    check_translator_tflite(model, str(tmp_path / "lite"))
+    export_tflite_and_check(model, str(tmp_path / "lite"))
     preset = model.save_to_preset(str(tmp_path / "preset"))
     export_preset(preset, str(tmp_path / "sm"), max_length=12)
     check_translator_saved_model(model, str(tmp_path / "sm"))
