@@ -353,14 +353,25 @@ def _cast_weights_file(file, dtype):
                 continue
             data = item[()]
             if isinstance(data, np.ndarray) and data.dtype.kind == "f":
-                data = data.astype(dtype)
+                cast = data.astype(dtype)
+                if not np.array_equal(np.isfinite(cast), np.isfinite(data)):
+                    raise ValueError(
+                        f"The weight {item.name} has values beyond {dtype}'s range "
+                        f"(largest magnitude {np.nanmax(np.abs(data)):.4g}): save it "
+                        "with weights_dtype=None."
+                    )
+                data = cast
             target.create_dataset(name, data=data)
             for key, value in item.attrs.items():
                 target[name].attrs[key] = value
 
     partial = file + ".partial"
-    with h5py.File(file, "r") as source, h5py.File(partial, "w") as target:
-        copy(source, target)
+    try:
+        with h5py.File(file, "r") as source, h5py.File(partial, "w") as target:
+            copy(source, target)
+    except ValueError:
+        os.remove(partial)
+        raise
     os.replace(partial, file)
 
 

@@ -171,6 +171,14 @@ def test_unknown_weights_dtype_is_refused(classifier_preset, tmp_path):
         model.save_to_preset(tmp_path / "bf", weights_dtype="bfloat16")
 
 
+def test_weights_beyond_float16_are_refused(tmp_path):
+    model = TinyModel()
+    model.weights[0].assign(np.full(model.weights[0].shape, 1e6, "float32"))
+    with pytest.raises(ValueError, match="beyond float16's range"):
+        model.save_to_preset(tmp_path / "big", weights_dtype="float16")
+    assert not os.path.exists(tmp_path / "big" / "model.weights.h5.partial")
+
+
 def test_metadata_merges_given_and_automatic_fields(classifier_preset):
     model, path = classifier_preset
     metadata = read_json(os.path.join(path, "metadata.json"))
