@@ -353,7 +353,8 @@ def _cast_weights_file(file, dtype):
                 continue
             data = item[()]
             if isinstance(data, np.ndarray) and data.dtype.kind == "f":
-                cast = data.astype(dtype)
+                with np.errstate(over="ignore"):  # checked on the next line
+                    cast = data.astype(dtype)
                 if not np.array_equal(np.isfinite(cast), np.isfinite(data)):
                     raise ValueError(
                         f"The weight {item.name} has values beyond {dtype}'s range "
