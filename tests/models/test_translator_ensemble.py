@@ -128,13 +128,28 @@ def test_beam_search_runs_on_the_mean_distribution(members):
 def test_attention_is_the_members_mean(members):
     ensemble = TranslatorEnsemble(members)
     translation, attention = ensemble.translate("3456", return_attention=True)
-    weights = attention["weights"]
+    weights = attention["weights"]  # (output tokens, source tokens)
     assert weights.shape == (
         len(attention["output_tokens"]),
         len(attention["source_tokens"]),
     )
-    np.testing.assert_allclose(weights.sum(-1), 1.0, atol=1e-5)
     assert translation == ensemble.translate("3456")
+    # Each member's attention over the ensemble's output, teacher-forced.
+    source = ensemble.encode_source(["3456"])
+    tokens, _ = ensemble.generate_ids(source)
+    n_out, n_src = weights.shape
+    mean = np.mean([m._alignments(source, tokens)[0] for m in members], axis=0)
+    np.testing.assert_allclose(weights, mean[:n_out, :n_src], atol=1e-6)
+    np.testing.assert_allclose(weights.sum(-1), 1.0, atol=1e-5)
+
+
+def test_docstring_example_runs():
+    import doctest
+
+    from keras_rnnattn.models import translator_ensemble
+
+    result = doctest.testmod(translator_ensemble)
+    assert result.attempted > 0 and result.failed == 0
 
 
 def test_preset_round_trip_in_float16(members, tmp_path):
