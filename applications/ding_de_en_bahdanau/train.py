@@ -112,6 +112,15 @@ def parse_args(argv=None):
         default=0.1,
         help="of the training loss (validation loss too; test perplexity without)",
     )
+    parser.add_argument(
+        "--schedule",
+        choices=("budget", "plateau"),
+        default="budget",
+        help="learning rate: `budget`, linear decay to almost zero over the "
+        "epochs that fit in --time-budget (TimeBudget(decay_learning_rate=True), "
+        "Li et al. 2020); `plateau`, halved whenever the validation loss does "
+        "not improve (the recipe before 25 November)",
+    )
     parser.add_argument("--epochs", type=int, default=60)
     parser.add_argument("--patience", type=int, default=3)
     parser.add_argument(
@@ -508,25 +517,31 @@ def train_one(args, train_pairs, val_pairs, test_pairs):
         bpe_dropout=args.bpe_dropout,
     )
     val_data = Batches(model, val_pairs, args.batch_size, args.seed, shuffle=False)
-    budget = TimeBudget(args.time_budget)
+    budget = TimeBudget(args.time_budget, decay_learning_rate=args.schedule == "budget")
     stop = keras.callbacks.EarlyStopping(
         monitor="val_loss", patience=args.patience, restore_best_weights=True
     )
-    # Halve the learning rate whenever the validation loss stops improving.
-    plateau = keras.callbacks.ReduceLROnPlateau(
-        monitor="val_loss", factor=0.5, patience=1, min_lr=1e-5
-    )
+    callbacks = [budget, stop]
+    if args.schedule == "plateau":
+        # Halve the learning rate whenever the validation loss stops improving.
+        callbacks.insert(
+            1,
+            keras.callbacks.ReduceLROnPlateau(
+                monitor="val_loss", factor=0.5, patience=1, min_lr=1e-5
+            ),
+        )
     start = time.time()
     history = model.fit(
         train_data,
         validation_data=val_data,
         epochs=args.epochs,
-        callbacks=[budget, plateau, stop],
+        callbacks=callbacks,
         verbose=2,
     )
     train_seconds = time.time() - start
     if budget.stopped and stop.best_weights is not None:
-        # Stopped by the clock: keep the epoch with the best validation loss.
+        # Stopped by the clock: keep the epoch with the best validation loss
+        # (Keras validates the cut-short last epoch too).
         model.set_weights(stop.best_weights)
     metrics = {
         "epochs_run": len(history.history["loss"]),
@@ -534,6 +549,7 @@ def train_one(args, train_pairs, val_pairs, test_pairs):
         "best_val_loss": float(min(history.history["val_loss"])),
         "train_seconds": round(train_seconds, 1),
         "stopped_by_time_budget": budget.stopped,
+        "learning_rate_schedule": args.schedule,
     }
     return (model, metrics) + describe_data(args, extra_pairs, lexicon)
 
