@@ -5,7 +5,9 @@ Reads the test scores by source-length bucket that
 `applications/ding_de_en_bahdanau/train.py` stores in each preset's
 metadata.json (`test_<decoding>_by_source_length`), prints the table and
 draws the figure. The two presets are trained by the same recipe, the same
-budget and seed, with `--attention bahdanau` and `--attention none`.
+budget and seeds, with `--attention bahdanau` and `--attention none` (each
+with the learning-rate schedule that suited it better; the commands are
+printed from their metadata).
 
     python benchmarks/bahdanau_fig2.py \\
         --attention saved_models/ding_de_en_bahdanau \\
@@ -20,8 +22,9 @@ import sys
 
 def scores(folder, decoding):
     with open(os.path.join(folder, "metadata.json"), encoding="utf-8") as file:
-        metrics = json.load(file)["metrics"]
-    return metrics[f"test_{decoding}_by_source_length"], metrics
+        metadata = json.load(file)
+    metrics = metadata["metrics"]
+    return metrics[f"test_{decoding}_by_source_length"], metrics, metadata["command"]
 
 
 def main(argv=None):
@@ -32,8 +35,8 @@ def main(argv=None):
     parser.add_argument("--out", default="benchmarks/bahdanau_fig2.png")
     parser.add_argument("--quick", action="store_true", help="the same: it is quick")
     args = parser.parse_args(argv)
-    with_attention, metrics_a = scores(args.attention, args.decoding)
-    without, metrics_b = scores(args.baseline, args.decoding)
+    with_attention, metrics_a, command_a = scores(args.attention, args.decoding)
+    without, metrics_b, command_b = scores(args.baseline, args.decoding)
     buckets = list(with_attention)
 
     print(
@@ -43,7 +46,8 @@ def main(argv=None):
     print(
         f"Ding de→en test split, {args.decoding}, sacrebleu (cased, detokenized); "
         f"`{os.path.basename(args.attention)}` beside `{os.path.basename(args.baseline)}`, "
-        "trained by the same recipe (the scores stored in their metadata).\n"
+        "trained by the same recipe (the scores stored in their metadata): "
+        f"`{command_a}` and `{command_b}`.\n"
     )
     print(
         "| source words | sentences | BLEU attention | BLEU none | chrF attention | chrF none |"

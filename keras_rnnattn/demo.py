@@ -85,13 +85,23 @@ def train_date_translator(seconds_budget=90, seed=0):
     return model, test
 
 
+def preset_length_penalty(name=PRESET):
+    """The beam's length penalty α the preset's recipe picked on validation."""
+    from keras_rnnattn.presets import list_presets
+
+    metrics = list_presets().get(name, {}).get("metrics", {})
+    return float(metrics.get("beam_length_penalty", 0.0))
+
+
 def run_pretrained(model, out):
+    alpha = preset_length_penalty()
     print(f"Pretrained preset {PRESET!r}: German → English\n")
     greedy = model.translate(GERMAN)
-    beam = model.translate(GERMAN, beam_size=4)
+    beam = model.translate(GERMAN, beam_size=4, length_penalty=alpha)
     for src, g, b in zip(GERMAN, greedy, beam):
-        print(f"  {src}\n    greedy: {g}\n    beam 4: {b}")
-    return model.plot_attention(GERMAN[0], beam_size=4), out
+        print(f"  {src}\n    greedy: {g}\n    beam 4 (α = {alpha}): {b}")
+    figure = model.plot_attention(GERMAN[0], beam_size=4, length_penalty=alpha)
+    return figure, out
 
 
 def run_trained_demo(out):

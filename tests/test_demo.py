@@ -1,5 +1,6 @@
 """The README's demo: translates with the shipped preset and writes the heat map."""
 
+import json
 from pathlib import Path
 
 import pytest
@@ -18,7 +19,11 @@ def test_demo_translates_with_the_preset(tmp_path, capsys):
     printed = capsys.readouterr().out
     assert f"Pretrained preset {demo.PRESET!r}" in printed
     assert printed.count("greedy:") == len(demo.GERMAN)
-    assert printed.count("beam 4:") == len(demo.GERMAN)
+    # The beam uses the length penalty the preset's recipe picked on validation.
+    metadata = json.loads((PRESET / "metadata.json").read_text())
+    alpha = float(metadata["metrics"]["beam_length_penalty"])
+    assert demo.preset_length_penalty() == alpha
+    assert printed.count(f"beam 4 (α = {alpha}):") == len(demo.GERMAN)
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 

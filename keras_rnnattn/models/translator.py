@@ -770,12 +770,14 @@ class Translator(PresetMixin, keras.Model):
             _, alignments = self._forward(source, target_in, training=False)
         return ops.convert_to_numpy(ops.cast(alignments, "float32"))
 
-    def plot_attention(self, text, beam_size=1, max_length=None, ax=None):
+    def plot_attention(
+        self, text, beam_size=1, max_length=None, ax=None, length_penalty=0.0
+    ):
         """A heat map of the attention weights of one translation.
 
         Args:
             text: str, the source.
-            beam_size, max_length: as in `translate`.
+            beam_size, max_length, length_penalty: as in `translate`.
             ax: optional matplotlib axes to draw on.
 
         Returns:
@@ -784,7 +786,11 @@ class Translator(PresetMixin, keras.Model):
         from keras_rnnattn.plotting import plot_attention
 
         translation, attention = self.translate(
-            text, beam_size=beam_size, max_length=max_length, return_attention=True
+            text,
+            beam_size=beam_size,
+            max_length=max_length,
+            return_attention=True,
+            length_penalty=length_penalty,
         )
         if attention is None:
             raise ValueError(

@@ -316,6 +316,11 @@ def test_plot_attention_returns_a_figure():
     assert [t.get_text() for t in ax.get_xticklabels()] == list("1234") + ["<eos>"]
     image = ax.images[0].get_array()
     assert image.shape[1] == 5 and image.shape[0] == len(ax.get_yticklabels())
+    # The decoding arguments reach the translation it draws (its title).
+    for alpha in (0.0, 2.0):
+        fig = model.plot_attention("1234", beam_size=3, length_penalty=alpha)
+        title = fig.axes[0].get_title()
+        assert title == model.translate("1234", beam_size=3, length_penalty=alpha)
 
 
 _OTHER = {"jax": "tensorflow", "tensorflow": "torch", "torch": "jax"}
