@@ -24,8 +24,8 @@ class TimeBudget(keras.callbacks.Callback):
     re-estimated before every epoch as the epochs already run plus those that
     still fit in the time left at the mean epoch time so far (validation
     included); the first epoch trains at the initial learning rate and the
-    rate never rises. Training clock-limited runs this way ends at a low
-    learning rate instead of wherever the clock stops it.
+    rate never rises. A clock-limited run trained this way ends at a low
+    learning rate instead of wherever the clock happens to stop it.
 
     Args:
         minutes: float > 0, the training time allowed.
@@ -72,7 +72,8 @@ class TimeBudget(keras.callbacks.Callback):
         self.planned_epochs = None
         self._epochs_begun = 0
         if self.decay_learning_rate:
-            learning_rate = self.model.optimizer._learning_rate
+            # Keras keeps a schedule (not settable) where it keeps the rate.
+            learning_rate = getattr(self.model.optimizer, "_learning_rate", None)
             if isinstance(
                 learning_rate, keras.optimizers.schedules.LearningRateSchedule
             ):
