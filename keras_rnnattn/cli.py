@@ -162,9 +162,14 @@ def _cmd_presets(args):
 
 
 def _cmd_translate(args):
+    from keras_rnnattn.presets import preset_length_penalty
+
     model = _load(args.preset, "translate")
     texts = _read_texts(args.texts)
-    kwargs = {"beam_size": args.beam, "length_penalty": args.length_penalty}
+    alpha = args.length_penalty
+    if alpha is None:
+        alpha = preset_length_penalty(args.preset) if args.beam > 1 else 0.0
+    kwargs = {"beam_size": args.beam, "length_penalty": alpha}
     if args.max_length is not None:
         kwargs["max_length"] = args.max_length
     results = _map_texts(
@@ -358,10 +363,11 @@ def build_parser():
     )
     p.add_argument(
         "--length-penalty",
-        type=float,
-        default=0.0,
+        type=_non_negative_float,
+        default=None,
         metavar="A",
-        help="GNMT length penalty alpha of the beam (larger: longer outputs)",
+        help="GNMT length penalty alpha of the beam (larger: longer outputs; "
+        "default: the alpha the preset's recipe validated, else 0)",
     )
     p.add_argument(
         "--max-length",

@@ -85,16 +85,10 @@ def train_date_translator(seconds_budget=90, seed=0):
     return model, test
 
 
-def preset_length_penalty(name=PRESET):
-    """The beam's length penalty α the preset's recipe picked on validation."""
-    from keras_rnnattn.presets import list_presets
-
-    metrics = list_presets().get(name, {}).get("metrics", {})
-    return float(metrics.get("beam_length_penalty", 0.0))
-
-
 def run_pretrained(model, out):
-    alpha = preset_length_penalty()
+    from keras_rnnattn.presets import preset_length_penalty
+
+    alpha = preset_length_penalty(PRESET)
     print(f"Pretrained preset {PRESET!r}: German → English\n")
     greedy = model.translate(GERMAN)
     beam = model.translate(GERMAN, beam_size=4, length_penalty=alpha)

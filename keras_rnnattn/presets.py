@@ -233,6 +233,59 @@ def list_presets():
     return out
 
 
+def preset_metadata(name_or_dir):
+    """The metadata of a preset: its metadata.json as a dict.
+
+    Reads one JSON file and builds no model.
+
+    Args:
+        name_or_dir: str or path-like, a preset name or folder, as in
+            `find_preset`.
+
+    Returns:
+        The dict of metadata.json; `{}` for a preset folder without one.
+
+    Raises:
+        PresetError: no such preset, or a metadata.json that is not a JSON
+            object.
+
+    Example:
+
+    >>> import tempfile
+    >>> folder = tempfile.mkdtemp()
+    >>> preset_metadata(folder)
+    {}
+    """
+    path = find_preset(name_or_dir)
+    if not os.path.isfile(os.path.join(path, METADATA_FILE)):
+        return {}
+    return _read_json(path, METADATA_FILE)
+
+
+def preset_length_penalty(name_or_dir):
+    """The beam's length penalty α a translator preset's recipe validated.
+
+    Recipes record it as `metrics.beam_length_penalty` in metadata.json (the α
+    of GNMT's length penalty that scored best on the validation split).
+
+    Args:
+        name_or_dir: str or path-like, a preset name or folder.
+
+    Returns:
+        float, the recorded α; 0.0 when the metadata records none.
+
+    Example:
+
+    >>> import tempfile
+    >>> preset_length_penalty(tempfile.mkdtemp())
+    0.0
+    """
+    metrics = preset_metadata(name_or_dir).get("metrics")
+    if not isinstance(metrics, dict):
+        return 0.0
+    return float(metrics.get("beam_length_penalty", 0.0))
+
+
 # --- Files -----------------------------------------------------------------------
 def _read_json(path, filename):
     file = os.path.join(path, filename)

@@ -29,6 +29,10 @@ def preset_root(tmp_path_factory):
         {"description": "says neg or pos", "metrics": {"accuracy": 0.5}},
     )
     TinyTranslator().save_to_preset(root / "tiny_tr", {"description": "reverses"})
+    TinyTranslator().save_to_preset(
+        root / "tiny_tr_alpha",
+        {"description": "reverses", "metrics": {"beam_length_penalty": 0.8}},
+    )
     TinyGenerator().save_to_preset(root / "tiny_gen", {"description": "echoes"})
     TinyTagger().save_to_preset(root / "tiny_tag", {"description": "tags"})
     return root
@@ -108,6 +112,23 @@ def test_translate_arguments_and_options(run):
     assert out == "a (beam 4, alpha 0.6)\n"
     code, out, _ = run("translate", "--preset", "tiny_tr", "--max-length", "3", "a b")
     assert out == "b a\n"
+
+
+def test_translate_beam_defaults_to_the_presets_validated_length_penalty(run):
+    code, out, err = run("translate", "--preset", "tiny_tr_alpha", "--beam", "4", "a")
+    assert code == 0, err
+    assert out == "a (beam 4, alpha 0.8)\n"
+    # Greedy search has no length penalty; an explicit one wins.
+    _, out, _ = run("translate", "--preset", "tiny_tr_alpha", "a b")
+    assert out == "b a (beam 1)\n"
+    argv = ("translate", "--preset", "tiny_tr_alpha", "--beam", "4")
+    _, out, _ = run(*argv, "--length-penalty", "0", "a")
+    assert out == "a (beam 4)\n"
+    # A preset whose metadata records no α beams without one.
+    _, out, _ = run("translate", "--preset", "tiny_tr", "--beam", "4", "a")
+    assert out == "a (beam 4)\n"
+    code, _, err = run(*argv, "--length-penalty", "-1", "a")
+    assert code == 2 and "expected a float >= 0" in err
 
 
 def test_translate_reads_stdin_and_keeps_blank_lines_aligned(run):

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from keras_rnnattn import demo
+from keras_rnnattn import demo, presets
 
 PRESET = Path(__file__).resolve().parents[1] / "saved_models" / demo.PRESET
 
@@ -22,7 +22,7 @@ def test_demo_translates_with_the_preset(tmp_path, capsys):
     # The beam uses the length penalty the preset's recipe picked on validation.
     metadata = json.loads((PRESET / "metadata.json").read_text())
     alpha = float(metadata["metrics"]["beam_length_penalty"])
-    assert demo.preset_length_penalty() == alpha
+    assert presets.preset_length_penalty(demo.PRESET) == alpha
     assert printed.count(f"beam 4 (α = {alpha}):") == len(demo.GERMAN)
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 

@@ -481,6 +481,28 @@ def test_list_presets_survives_broken_metadata(env_presets):
     assert listed["tiny_clf"]["description"] == "classifies"
 
 
+def test_preset_metadata_and_length_penalty_by_name_or_folder(env_presets):
+    metadata = presets.preset_metadata("tiny_clf")
+    assert metadata["description"] == "classifies"
+    assert metadata["metrics"] == {"accuracy": 0.5}
+    assert presets.preset_metadata(env_presets / "tiny_tr") == presets.preset_metadata(
+        "tiny_tr"
+    )
+    assert presets.preset_length_penalty("tiny_clf") == 0.0  # none recorded
+    TinyTranslator().save_to_preset(
+        env_presets / "tiny_tr_alpha", {"metrics": {"beam_length_penalty": 1.2}}
+    )
+    assert presets.preset_length_penalty("tiny_tr_alpha") == 1.2
+    os.remove(env_presets / "tiny_tr" / "metadata.json")
+    assert presets.preset_metadata("tiny_tr") == {}
+    with open(env_presets / "tiny_clf" / "metadata.json", "w") as f:
+        f.write("[1, 2]")
+    with pytest.raises(PresetError, match="must hold a JSON object"):
+        presets.preset_metadata("tiny_clf")
+    with pytest.raises(PresetError, match="Unknown preset 'tiny_cl'"):
+        presets.preset_metadata("tiny_cl")
+
+
 def test_class_list_presets_keeps_its_own_class(env_presets):
     assert "tiny_clf" in TinyClassifier.list_presets()
     assert "tiny_tr" not in TinyClassifier.list_presets()
