@@ -24,6 +24,18 @@ def _python_loops():
     return keras.backend.backend() == "torch"
 
 
+def _unmasked_bidirectional():
+    """Whether a bidirectional RNN over right-padded rows runs both RNNs unmasked.
+
+    A driver choice by backend; the outputs are the same. On torch a masked GRU
+    or LSTM is a Python loop over the steps on CPU: the unmasked kernels of
+    `_run_rnn`, the backward one over each row reversed within its length,
+    train 1.7-1.9x faster. On JAX and TensorFlow Keras's masked layer was as
+    fast or faster (`benchmarks/bidirectional_encoder.py`).
+    """
+    return keras.backend.backend() == "torch"
+
+
 def _time_loop(fn, init, xs):
     """`ops.scan(fn, init, xs)`, or the same as a Python loop (`_python_loops`)."""
     if not _python_loops():
@@ -94,10 +106,17 @@ def _run_rnn(rnn, inputs, initial_state=None, training=None):
       the recurrent part (the stock layer projects inside the loop);
     - JAX, and every other layer: the layer itself (XLA's scan of the stock cell
       was the fastest there).
+
+    It always runs forward in time: a layer made with `go_backwards=True` (the
+    backward half of a `keras.layers.Bidirectional`) reads `inputs` from the
+    first step to the last all the same, and the outputs are in that order.
     """
     kind = _rnn_kind(rnn)
     backend = keras.backend.backend()
     if kind is None or backend not in ("torch", "tensorflow"):
+        if rnn.go_backwards:
+            # It reads the flipped steps from the last: the inputs in order.
+            inputs = ops.flip(inputs, axis=1)
         out = rnn(inputs, initial_state=initial_state, training=training)
         return out[0] if isinstance(out, (list, tuple)) else out
     cell = rnn.cell

@@ -10,20 +10,12 @@ from keras_rnnattn.models._apps_layers import (
     MaskedMean,
     PaddingMask,
     embedding_initializer,
+    recurrent_encoder,
 )
 from keras_rnnattn.preset_mixin import PresetMixin
 
 POOLINGS = ("attention", "structured", "mean", "last")
 CELLS = ("gru", "lstm")
-
-
-def _rnn(cell, units, bidirectional, name):
-    layer_cls = keras.layers.GRU if cell == "gru" else keras.layers.LSTM
-    rnn = layer_cls(units, return_sequences=True, name=cell)
-    if bidirectional:
-        return keras.layers.Bidirectional(rnn, name=name)
-    rnn.name = name
-    return rnn
 
 
 @keras.saving.register_keras_serializable(package="keras_rnnattn")
@@ -160,7 +152,7 @@ class AttentionClassifier(PresetMixin, keras.Model):
             embeddings_initializer=embedding_initializer(),
             name="token_embedding",
         )
-        encoder = _rnn(cell, units, bidirectional, name="encoder")
+        encoder = recurrent_encoder(cell, units, bidirectional, name="encoder")
         last_output = LastOutput(
             backward_units=units if bidirectional else None, name="last_output"
         )

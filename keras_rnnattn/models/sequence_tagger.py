@@ -9,6 +9,7 @@ from keras_rnnattn.models._apps_layers import (
     MaskedZeros,
     PaddingMask,
     embedding_initializer,
+    recurrent_encoder,
 )
 from keras_rnnattn.preset_mixin import PresetMixin
 
@@ -18,12 +19,7 @@ CELLS = ("gru", "lstm")
 
 def _encoder(encoder, cell, units, bidirectional, kernel_size):
     if encoder == "rnn":
-        layer_cls = keras.layers.GRU if cell == "gru" else keras.layers.LSTM
-        rnn = layer_cls(units, return_sequences=True, name=cell)
-        if bidirectional:
-            return keras.layers.Bidirectional(rnn, name="encoder")
-        rnn.name = "encoder"
-        return rnn
+        return recurrent_encoder(cell, units, bidirectional, name="encoder")
     if encoder == "cnn":
         return keras.layers.Conv1D(
             units, kernel_size, padding="same", activation="relu", name="encoder"

@@ -363,3 +363,17 @@ def test_bad_arguments_raise_value_error():
         decoder(INPUTS, MEMORY, initial_state=[np.zeros((B, UNITS), "float32")])
     with pytest.raises(ValueError, match="memory.shape"):
         decoder(INPUTS, MEMORY[:, 0])
+
+
+@pytest.mark.parametrize("layer_cls", [keras.layers.GRU, keras.layers.LSTM])
+def test_recurrence_kernels_run_a_backwards_layer_forward_in_time(layer_cls):
+    # The backward half of a Bidirectional (go_backwards=True) run by `_run_rnn`
+    # reads the steps in order, as the same weights in a forward layer do.
+    backwards = layer_cls(UNITS, return_sequences=True, go_backwards=True)
+    forwards = layer_cls(UNITS, return_sequences=True)
+    backwards.build((None, None, D_IN))
+    forwards.build((None, None, D_IN))
+    randomise(backwards)
+    forwards.set_weights(backwards.get_weights())
+    got = _run_rnn(backwards, ops.convert_to_tensor(INPUTS), training=True)
+    np.testing.assert_allclose(np_(got), np_(forwards(INPUTS)), atol=1e-5)

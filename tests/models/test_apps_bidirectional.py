@@ -1,0 +1,89 @@
+import keras
+import numpy as np
+import pytest
+from keras import ops
+
+from keras_rnnattn.models import _apps_layers
+from keras_rnnattn.models._apps_layers import Bidirectional as RightPadded
+from tests.reliability.gradients import loss_and_gradients
+
+B, S, D, UNITS = 4, 6, 5, 3
+rng = np.random.default_rng(0)
+X = rng.normal(size=(B, S, D)).astype("float32")
+LENGTHS = np.array([6, 4, 1, 3])  # a full row, a one-step row
+MASK = np.arange(S)[None, :] < LENGTHS[:, None]  # (B, S), padding at the end
+TARGET = rng.normal(size=(B, S, 2 * UNITS)).astype("float32")
+
+
+@pytest.fixture(autouse=True)
+def unmasked(monkeypatch):
+    """The unmasked path on every backend (by default only torch takes it)."""
+    monkeypatch.setattr(_apps_layers, "_unmasked_bidirectional", lambda: True)
+
+
+def pair(layer_cls):
+    """A stock masked `Bidirectional` and ours with the same weights."""
+    stock = keras.layers.Bidirectional(layer_cls(UNITS, return_sequences=True))
+    ours = RightPadded(layer_cls(UNITS, return_sequences=True))
+    stock.build((None, None, D))
+    ours.build((None, None, D))
+    for w in stock.weights:  # biases too, so every term matters
+        w.assign(rng.normal(scale=0.5, size=w.shape).astype("float32"))
+    ours.set_weights(stock.get_weights())
+    return stock, ours
+
+
+def reference(stock):
+    """Each direction run alone on each row cut to its length (NumPy-side slicing)."""
+    out = np.zeros((B, S, 2 * UNITS), "float32")
+    for b, n in enumerate(LENGTHS):
+        row = X[b : b + 1, :n]
+        forward = ops.convert_to_numpy(stock.forward_layer(row))[0]
+        # The backward layer reads from the end; its outputs come in reading order.
+        backward = ops.convert_to_numpy(stock.backward_layer(row))[0][::-1]
+        out[b, :n] = np.concatenate([forward, backward], axis=-1)
+    return out
+
+
+@pytest.mark.parametrize("layer_cls", [keras.layers.GRU, keras.layers.LSTM])
+def test_matches_the_masked_layer_and_each_row_alone(layer_cls):
+    stock, ours = pair(layer_cls)
+    want = ops.convert_to_numpy(stock(X, mask=MASK))
+    got = ops.convert_to_numpy(ours(X, mask=MASK))
+    np.testing.assert_allclose(got, want, atol=1e-5)
+    np.testing.assert_allclose(got, reference(stock), atol=1e-5)
+    assert np.all(got[~MASK] == 0.0)
+
+
+@pytest.mark.parametrize("layer_cls", [keras.layers.GRU, keras.layers.LSTM])
+def test_gradients_match_the_masked_layer(layer_cls):
+    stock, ours = pair(layer_cls)
+
+    def loss(layer):
+        def fn():
+            out = layer(ops.convert_to_tensor(X), mask=ops.convert_to_tensor(MASK))
+            return ops.sum(ops.square(out - ops.convert_to_tensor(TARGET))), out
+
+        return fn
+
+    want_loss, want_grads, _ = loss_and_gradients(stock, loss(stock))
+    got_loss, got_grads, _ = loss_and_gradients(ours, loss(ours))
+    assert got_loss == pytest.approx(want_loss, rel=1e-5)
+    assert len(got_grads) == len(want_grads) == 6  # kernel, recurrent, bias x 2
+    for got, want in zip(got_grads, want_grads):
+        assert np.abs(want).max() > 0  # every weight is reached
+        np.testing.assert_allclose(got, want, atol=1e-4, rtol=1e-4)
+
+
+def test_weights_and_config_round_trip_through_a_keras_file(tmp_path):
+    _, ours = pair(keras.layers.GRU)
+    inputs = keras.Input((None, D))
+    mask = keras.Input((None,), dtype="bool")
+    model = keras.Model([inputs, mask], ours(inputs, mask=mask))
+    path = str(tmp_path / "m.keras")
+    model.save(path)
+    loaded = keras.saving.load_model(path)
+    assert isinstance(loaded.layers[-1], RightPadded)
+    np.testing.assert_array_equal(
+        ops.convert_to_numpy(loaded([X, MASK])), ops.convert_to_numpy(model([X, MASK]))
+    )
