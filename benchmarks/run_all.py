@@ -30,7 +30,7 @@ REPO = os.path.dirname(HERE)
 BENCHMARKS = {
     "attention_layers": ("attention_layers.py", [], None),
     "seq2seq_train": ("seq2seq_train.py", [], None),
-    "bidirectional_encoder": ("bidirectional_encoder.py", [], None),
+    "rnn_encoders": ("rnn_encoders.py", [], None),
     "decode": ("decode.py", [], None),
     "export_latency": ("export_latency.py", [], "tensorflow"),
     "bahdanau_fig2": ("bahdanau_fig2.py", [], None),

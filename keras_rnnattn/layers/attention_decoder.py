@@ -24,14 +24,16 @@ def _python_loops():
     return keras.backend.backend() == "torch"
 
 
-def _unmasked_bidirectional():
-    """Whether a bidirectional RNN over right-padded rows runs both RNNs unmasked.
+def _own_rnn_kernels():
+    """Whether the application models' GRU and LSTM layers run `_run_rnn`'s kernels.
 
-    A driver choice by backend; the outputs are the same. On torch a masked GRU
-    or LSTM is a Python loop over the steps on CPU: the unmasked kernels of
-    `_run_rnn`, the backward one over each row reversed within its length,
-    train 1.7-1.9x faster. On JAX and TensorFlow Keras's masked layer was as
-    fast or faster (`benchmarks/bidirectional_encoder.py`).
+    A driver choice by backend; the outputs are the same. On torch, Keras's GRU
+    and LSTM loop over the steps in Python on CPU, masked or not: there the
+    layers of `models/_apps_layers.py` run PyTorch's fused kernel through
+    `_run_rnn` instead, unmasked (a bidirectional one over each row reversed
+    within its length). A train step of a bidirectional encoder over padded rows
+    was 1.8-2.0x faster, of one direction 1.5-1.8x (`benchmarks/rnn_encoders.py`).
+    On JAX and TensorFlow Keras's own layers were about as fast or faster.
     """
     return keras.backend.backend() == "torch"
 

@@ -3,7 +3,7 @@
 import keras
 from keras import ops
 
-from keras_rnnattn.layers.attention_decoder import _run_rnn, _unmasked_bidirectional
+from keras_rnnattn.layers.attention_decoder import _own_rnn_kernels, _rnn_kind, _run_rnn
 from keras_rnnattn.models._seq2seq_parts import reverse_by_length
 
 
@@ -204,11 +204,11 @@ class Bidirectional(keras.layers.Bidirectional):
 
     Given a mask, Keras runs both RNNs masked, and a masked GRU or LSTM falls
     back to a Python loop over the steps on PyTorch's CPU backend. There
-    (`_unmasked_bidirectional`) this layer runs the forward RNN over the padded
+    (`_own_rnn_kernels`) this layer runs the forward RNN over the padded
     rows as they are (the padding comes last, so it never reaches a real step)
     and the backward RNN over each row reversed within its length
     (`reverse_by_length`), both through `_run_rnn` (PyTorch's fused kernel): a
-    train step 1.7-1.9x faster (`benchmarks/bidirectional_encoder.py`). The
+    train step 1.8-2.0x faster (`benchmarks/rnn_encoders.py`). The
     outputs are the masked layer's: the same at the real steps, zeros at the
     padded ones. On JAX and TensorFlow, whose masked layers were as fast or
     faster, it runs as Keras's layer does. The weights are Keras's `Bidirectional`'s own, and the class
@@ -248,7 +248,7 @@ class Bidirectional(keras.layers.Bidirectional):
     def call(self, sequences, initial_state=None, mask=None, training=None):
         if (
             mask is None
-            or not _unmasked_bidirectional()
+            or not _own_rnn_kernels()
             or initial_state is not None
             or self.return_state
             or not self.return_sequences
@@ -276,12 +276,75 @@ class Bidirectional(keras.layers.Bidirectional):
         return outputs * ops.cast(ops.expand_dims(mask, -1), outputs.dtype)
 
 
+class _OwnKernels:
+    """The `call` of `GRU` and `LSTM` below: `_run_rnn`'s fused kernel where
+    `_own_rnn_kernels` says so (torch), for a stock layer run unmasked over all
+    steps from a zero state; Keras's own `call` otherwise."""
+
+    def call(self, sequences, initial_state=None, mask=None, training=False):
+        if (
+            mask is not None
+            or initial_state is not None
+            or not _own_rnn_kernels()
+            or _rnn_kind(self) is None
+            or self.go_backwards
+            or self.return_state
+            or not self.return_sequences
+            or getattr(self, "_in_run_rnn", False)  # `_run_rnn` calling the layer
+        ):
+            return super().call(
+                sequences, initial_state=initial_state, mask=mask, training=training
+            )
+        object.__setattr__(self, "_in_run_rnn", True)
+        try:
+            outputs = _run_rnn(self, sequences, training=training)  # (B, S, units)
+        finally:
+            object.__setattr__(self, "_in_run_rnn", False)
+        return ops.cast(outputs, self.compute_dtype)
+
+
+@keras.saving.register_keras_serializable(package="keras_rnnattn")
+class GRU(_OwnKernels, keras.layers.GRU):
+    """`keras.layers.GRU` that runs PyTorch's fused kernel on torch (`_own_rnn_kernels`).
+
+    The same weights and outputs as Keras's layer, and its class name, so
+    weights files (whose paths name each layer's class) load into either.
+
+    Example:
+
+    >>> import numpy as np
+    >>> layer = GRU(3, return_sequences=True)
+    >>> x = np.zeros((2, 4, 5), "float32")
+    >>> tuple(layer(x).shape)
+    (2, 4, 3)
+    """
+
+
+@keras.saving.register_keras_serializable(package="keras_rnnattn")
+class LSTM(_OwnKernels, keras.layers.LSTM):
+    """`keras.layers.LSTM` that runs PyTorch's fused kernel on torch (`_own_rnn_kernels`).
+
+    The same weights and outputs as Keras's layer, and its class name, so
+    weights files (whose paths name each layer's class) load into either.
+
+    Example:
+
+    >>> import numpy as np
+    >>> layer = LSTM(3, return_sequences=True)
+    >>> x = np.zeros((2, 4, 5), "float32")
+    >>> tuple(layer(x).shape)
+    (2, 4, 3)
+    """
+
+
+def recurrent_layer(cell, units, name):
+    """This module's `GRU` or `LSTM` (`cell`), returning every step, named `name`."""
+    return (GRU if cell == "gru" else LSTM)(units, return_sequences=True, name=name)
+
+
 def recurrent_encoder(cell, units, bidirectional, name):
     """A GRU or LSTM returning every step, named `name`; a bidirectional one is a
     `Bidirectional` (this module's) whose RNNs are named after the cell."""
-    layer_cls = keras.layers.GRU if cell == "gru" else keras.layers.LSTM
-    rnn = layer_cls(units, return_sequences=True, name=cell)
     if bidirectional:
-        return Bidirectional(rnn, name=name)
-    rnn.name = name
-    return rnn
+        return Bidirectional(recurrent_layer(cell, units, name=cell), name=name)
+    return recurrent_layer(cell, units, name=name)

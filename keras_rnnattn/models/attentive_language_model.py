@@ -10,7 +10,11 @@ from keras_rnnattn.decoding.sampling import draw_uniforms
 from keras_rnnattn.layers import SequenceSelfAttention
 from keras_rnnattn.layers.sequence_self_attention import SCORE_NAMES
 from keras_rnnattn.models import _apps_text as text_utils
-from keras_rnnattn.models._apps_layers import PaddingMask, embedding_initializer
+from keras_rnnattn.models._apps_layers import (
+    PaddingMask,
+    embedding_initializer,
+    recurrent_layer,
+)
 from keras_rnnattn.models._inference import compiled
 from keras_rnnattn.preset_mixin import PresetMixin
 
@@ -126,8 +130,7 @@ class AttentiveLanguageModel(PresetMixin, keras.Model):
             embeddings_initializer=embedding_initializer(),
             name="token_embedding",
         )
-        layer_cls = keras.layers.GRU if cell == "gru" else keras.layers.LSTM
-        rnn = layer_cls(units, return_sequences=True, name="rnn")
+        rnn = recurrent_layer(cell, units, name="rnn")
         self_attention = (
             SequenceSelfAttention(
                 score=score, causal=True, concat=True, name="self_attention"

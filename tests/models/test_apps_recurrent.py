@@ -18,7 +18,7 @@ TARGET = rng.normal(size=(B, S, 2 * UNITS)).astype("float32")
 @pytest.fixture(autouse=True)
 def unmasked(monkeypatch):
     """The unmasked path on every backend (by default only torch takes it)."""
-    monkeypatch.setattr(_apps_layers, "_unmasked_bidirectional", lambda: True)
+    monkeypatch.setattr(_apps_layers, "_own_rnn_kernels", lambda: True)
 
 
 def pair(layer_cls):
@@ -87,3 +87,34 @@ def test_weights_and_config_round_trip_through_a_keras_file(tmp_path):
     np.testing.assert_array_equal(
         ops.convert_to_numpy(loaded([X, MASK])), ops.convert_to_numpy(model([X, MASK]))
     )
+
+
+@pytest.mark.parametrize("cell", ["gru", "lstm"])
+def test_gru_and_lstm_match_keras_layers(cell):
+    # Outputs and gradients of the models' GRU / LSTM (PyTorch's fused kernel
+    # where `_own_rnn_kernels` holds) against Keras's layer with the same weights.
+    stock_cls = keras.layers.GRU if cell == "gru" else keras.layers.LSTM
+    stock = stock_cls(UNITS, return_sequences=True)
+    ours = _apps_layers.recurrent_layer(cell, UNITS, name="rnn")
+    assert isinstance(ours, stock_cls)
+    stock.build((None, None, D))
+    ours.build((None, None, D))
+    for w in stock.weights:
+        w.assign(rng.normal(scale=0.5, size=w.shape).astype("float32"))
+    ours.set_weights(stock.get_weights())
+    target = ops.convert_to_tensor(TARGET[..., :UNITS])
+
+    def loss(layer):
+        def fn():
+            out = layer(ops.convert_to_tensor(X))
+            return ops.sum(ops.square(out - target)), out
+
+        return fn
+
+    want_loss, want_grads, want = loss_and_gradients(stock, loss(stock))
+    got_loss, got_grads, got = loss_and_gradients(ours, loss(ours))
+    np.testing.assert_allclose(got, want, atol=1e-5)
+    assert got_loss == pytest.approx(want_loss, rel=1e-5)
+    for g, w in zip(got_grads, want_grads):
+        assert np.abs(w).max() > 0
+        np.testing.assert_allclose(g, w, atol=1e-4, rtol=1e-4)
