@@ -32,7 +32,7 @@ def _own_rnn_kernels():
     layers of `models/_apps_layers.py` run PyTorch's fused kernel through
     `_run_rnn` instead, unmasked (a bidirectional one over each row reversed
     within its length). A train step of a bidirectional encoder over padded rows
-    was 1.8-2.0x faster, of one direction 1.5-1.8x (`benchmarks/rnn_encoders.py`).
+    was 1.7-2.0x faster, of one direction 1.5-1.8x (`benchmarks/rnn_encoders.py`).
     On JAX and TensorFlow Keras's own layers were about as fast or faster.
     """
     return keras.backend.backend() == "torch"

@@ -208,12 +208,12 @@ class Bidirectional(keras.layers.Bidirectional):
     rows as they are (the padding comes last, so it never reaches a real step)
     and the backward RNN over each row reversed within its length
     (`reverse_by_length`), both through `_run_rnn` (PyTorch's fused kernel): a
-    train step 1.8-2.0x faster (`benchmarks/rnn_encoders.py`). The
-    outputs are the masked layer's: the same at the real steps, zeros at the
-    padded ones. On JAX and TensorFlow, whose masked layers were as fast or
-    faster, it runs as Keras's layer does. The weights are Keras's `Bidirectional`'s own, and the class
-    has its name, so weights files (whose paths name each layer's class) saved
-    from either load into the other.
+    train step 1.7-2.0x faster (`benchmarks/rnn_encoders.py`). The outputs are
+    the masked layer's: the same at the real steps, zeros at the padded ones.
+    On JAX and TensorFlow, whose masked layers were as fast or faster, it runs
+    as Keras's layer does. The weights are Keras's `Bidirectional`'s own, and
+    the class has its name, so weights files (whose paths name each layer's
+    class) saved from either load into the other.
 
     The mask must be True on a prefix of each row (padding at the end only).
     Calls without a mask, with initial states, and layers with `return_state`,
