@@ -78,7 +78,27 @@ def parse_args(argv=None):
             "none",
         ],
     )
-    parser.add_argument("--bpe-size", type=int, default=2000, help="per side")
+    parser.add_argument(
+        "--bpe-size", type=int, default=2000, help="per side (with --joint-bpe: in all)"
+    )
+    parser.add_argument(
+        "--joint-bpe",
+        action="store_true",
+        help="one BPE vocabulary learned on both languages' training sentences "
+        "(Sennrich et al. 2016), the same tokenizer for source and target",
+    )
+    parser.add_argument(
+        "--share-embeddings",
+        action="store_true",
+        help="one embedding for source and target tokens (needs --joint-bpe; "
+        "Translator(share_embeddings=True))",
+    )
+    parser.add_argument(
+        "--share-decoder-embeddings",
+        action="store_true",
+        help="the target embedding is the output layer's weights (Press & Wolf "
+        "2017; Translator(share_decoder_embeddings=True))",
+    )
     parser.add_argument("--embedding-dim", type=int, default=256)
     parser.add_argument("--units", type=int, default=256)
     parser.add_argument(
@@ -182,6 +202,8 @@ def parse_args(argv=None):
     args = parser.parse_args(argv)
     if args.members < 1:
         parser.error(f"--members must be at least 1, not {args.members}")
+    if args.share_embeddings and not args.joint_bpe:
+        parser.error("--share-embeddings needs one vocabulary: add --joint-bpe")
     if args.out is None:
         name = NAME if args.attention == "bahdanau" else f"ding_de_en_{args.attention}"
         args.out = os.path.join("saved_models", name)
@@ -461,7 +483,17 @@ def describe_model(args):
             if args.lexical_model and args.attention != "none"
             else ""
         )
-        + f", BPE {args.bpe_size} per side"
+        + (
+            f", one BPE vocabulary of {args.bpe_size} for both languages"
+            if args.joint_bpe
+            else f", BPE {args.bpe_size} per side"
+        )
+        + (", source and target embeddings shared" if args.share_embeddings else "")
+        + (
+            ", the target embedding as the output layer's weights"
+            if args.share_decoder_embeddings
+            else ""
+        )
         + (f" (BPE-dropout {args.bpe_dropout} in training)" if args.bpe_dropout else "")
         + (
             f", label smoothing {args.label_smoothing}."
@@ -478,12 +510,17 @@ def train_one(args, train_pairs, val_pairs, test_pairs):
     start = time.time()
     # Subwords are learned on the training sentences alone (the lexicon's
     # rare technical words would take merges the sentences need).
-    source_tokenizer = BpeTokenizer(max_vocab=args.bpe_size, seed=args.seed).fit(
-        [de for de, _ in train_pairs]
-    )
-    target_tokenizer = BpeTokenizer(max_vocab=args.bpe_size, seed=args.seed).fit(
-        [en for _, en in train_pairs]
-    )
+    if args.joint_bpe:
+        source_tokenizer = target_tokenizer = BpeTokenizer(
+            max_vocab=args.bpe_size, seed=args.seed
+        ).fit([de for de, _ in train_pairs] + [en for _, en in train_pairs])
+    else:
+        source_tokenizer = BpeTokenizer(max_vocab=args.bpe_size, seed=args.seed).fit(
+            [de for de, _ in train_pairs]
+        )
+        target_tokenizer = BpeTokenizer(max_vocab=args.bpe_size, seed=args.seed).fit(
+            [en for _, en in train_pairs]
+        )
     print(f"BPE learned in {time.time() - start:.1f} s", flush=True)
     model = Translator(
         source_tokenizer,
@@ -497,6 +534,8 @@ def train_one(args, train_pairs, val_pairs, test_pairs):
         dropout=args.dropout,
         word_dropout=args.word_dropout,
         lexical_model=args.lexical_model and args.attention != "none",
+        share_embeddings=args.share_embeddings,
+        share_decoder_embeddings=args.share_decoder_embeddings,
         max_source_length=128,
         max_target_length=128,
     )

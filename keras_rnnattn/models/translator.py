@@ -136,6 +136,16 @@ class Translator(PresetMixin, keras.Model):
             h_t = tanh(W f_t) + f_t joins the attentional output in the softmax
             layer, so a source word can vote for its translation directly
             (helps rare words on small corpora). Needs attention.
+        share_embeddings: bool, one embedding for source and target tokens
+            (needs one vocabulary for both languages: pass the same tokenizer,
+            for example a `BpeTokenizer` fitted on both sides' texts, as both
+            tokenizers). Names, numbers and cognates then start from one
+            vector on both sides.
+        share_decoder_embeddings: bool, the output layer's weights are the
+            target embedding (Press & Wolf 2017; Inan et al. 2017): logits
+            E (W_p r_t) + b, with W_p a linear projection of the readout r_t
+            to `embedding_dim`. With `share_embeddings` too, all three are one
+            matrix (three-way tying).
         max_source_length: int, the most source tokens (end token included)
             `translate` accepts: longer inputs raise a ValueError; `encode_pairs`
             truncates them.
@@ -183,6 +193,8 @@ class Translator(PresetMixin, keras.Model):
         dropout=0.0,
         word_dropout=0.0,
         lexical_model=False,
+        share_embeddings=False,
+        share_decoder_embeddings=False,
         max_source_length=128,
         max_target_length=128,
         **kwargs,
@@ -216,8 +228,22 @@ class Translator(PresetMixin, keras.Model):
                 "attention weights: use it with an attention. "
                 "Received: lexical_model=True, attention='none'"
             )
+        if share_embeddings and (
+            self.source_tokenizer.vocabulary.tokens
+            != self.target_tokenizer.vocabulary.tokens
+        ):
+            raise ValueError(
+                "`share_embeddings=True` needs one vocabulary for both languages: "
+                "pass the same tokenizer (for example one BpeTokenizer fitted on "
+                "source and target texts together) as `source_tokenizer` and "
+                "`target_tokenizer`. Received vocabularies of "
+                f"{self.source_tokenizer.vocabulary_size} and "
+                f"{self.target_tokenizer.vocabulary_size} tokens that differ."
+            )
         self.bidirectional = bool(bidirectional)
         self.lexical_model = bool(lexical_model)
+        self.share_embeddings = bool(share_embeddings)
+        self.share_decoder_embeddings = bool(share_decoder_embeddings)
         self.cell = cell
         self.attention = attention
         self.query = query
@@ -230,10 +256,15 @@ class Translator(PresetMixin, keras.Model):
         # Layers.
         enc_units = self.encoder_units or self.units
         rnn = keras.layers.GRU if cell == "gru" else keras.layers.LSTM
-        self.source_embedding = keras.layers.Embedding(
-            self.source_tokenizer.vocabulary_size,
-            self.embedding_dim,
-            name="source_embedding",
+        # With shared embeddings the encoder reads `target_embedding` too.
+        self.source_embedding = (
+            None
+            if self.share_embeddings
+            else keras.layers.Embedding(
+                self.source_tokenizer.vocabulary_size,
+                self.embedding_dim,
+                name="source_embedding",
+            )
         )
         self.target_embedding = keras.layers.Embedding(
             self.target_tokenizer.vocabulary_size,
@@ -301,9 +332,18 @@ class Translator(PresetMixin, keras.Model):
             if self.lexical_model
             else None
         )
-        self.output_dense = keras.layers.Dense(
-            self.target_tokenizer.vocabulary_size, name="output_dense"
-        )
+        if self.share_decoder_embeddings:
+            # logits = E (W_p r_t) + b: the target embedding E is the output
+            # layer's weights, after a linear projection of the readout r_t.
+            self.output_dense = None
+            self.output_projection = keras.layers.Dense(
+                self.embedding_dim, use_bias=False, name="output_projection"
+            )
+        else:
+            self.output_dense = keras.layers.Dense(
+                self.target_tokenizer.vocabulary_size, name="output_dense"
+            )
+            self.output_projection = None
         self.memory_size = enc_units * (2 if self.bidirectional else 1)
         self.build()  # every shape is known from the configuration
 
@@ -312,7 +352,8 @@ class Translator(PresetMixin, keras.Model):
         if self.built:
             return
         emb = self.embedding_dim
-        self.source_embedding.build((None, None))
+        if self.source_embedding is not None:
+            self.source_embedding.build((None, None))
         self.target_embedding.build((None, None))
         width = emb
         for i in range(self.encoder_layers):
@@ -330,8 +371,25 @@ class Translator(PresetMixin, keras.Model):
         if self.lexical_model:
             self.lexical_dense.build((None, emb))
             readout += emb
-        self.output_dense.build((None, readout))
+        if self.share_decoder_embeddings:
+            self.output_projection.build((None, readout))
+            self.output_bias = self.add_weight(
+                shape=(self.target_tokenizer.vocabulary_size,),
+                initializer="zeros",
+                name="output_bias",
+            )
+        else:
+            self.output_dense.build((None, readout))
         self.built = True
+
+    def _output_logits(self, readout):
+        """The output layer: logits `(N, V)` of readouts `(N, d)`."""
+        if not self.share_decoder_embeddings:
+            return dense_2d(self.output_dense, readout)
+        projected = self.output_projection(readout)  # (N, emb)
+        embeddings = ops.cast(self.target_embedding.embeddings, projected.dtype)
+        logits = ops.matmul(projected, ops.transpose(embeddings))  # (N, V)
+        return logits + ops.cast(self.output_bias, projected.dtype)
 
     def _embed(self, embedding, ids, training):
         x = embedding(ids)
@@ -357,7 +415,10 @@ class Translator(PresetMixin, keras.Model):
         source_ids = ops.cast(source_ids, "int32")
         mask = ops.not_equal(source_ids, 0)  # (B, S)
         lengths = ops.sum(ops.cast(mask, "int32"), axis=1)  # (B,)
-        x = self._embed(self.source_embedding, source_ids, training)  # (B, S, emb)
+        embedding = self.source_embedding
+        if embedding is None:  # share_embeddings
+            embedding = self.target_embedding
+        x = self._embed(embedding, source_ids, training)  # (B, S, emb)
         embedded = x
         for i in range(self.encoder_layers):
             # Unmasked RNNs (the fast kernels); padding sits after the real tokens,
@@ -431,7 +492,7 @@ class Translator(PresetMixin, keras.Model):
         # The output layer as one 2-D matmul (XLA runs it faster than a 3-D one).
         batch, length = ops.shape(outputs)[0], ops.shape(outputs)[1]
         flat = ops.reshape(outputs, (-1, outputs.shape[-1]))  # (B T, d)
-        logits = ops.reshape(dense_2d(self.output_dense, flat), (batch, length, -1))
+        logits = ops.reshape(self._output_logits(flat), (batch, length, -1))
         logits = ops.cast(logits, "float32")  # (B, T, V)
         return logits, alignments
 
@@ -569,7 +630,7 @@ class Translator(PresetMixin, keras.Model):
             output = self._lexical_readout(
                 output, alignment, state["memory"]["source_embeddings"]
             )
-        logits = ops.cast(dense_2d(self.output_dense, output), "float32")  # (N, V)
+        logits = ops.cast(self._output_logits(output), "float32")  # (N, V)
         logits = logits + self._never_generated()  # pad and bos are never produced
         new_state = {"states": states, "memory": state["memory"]}
         if alignment is None:
@@ -829,6 +890,8 @@ class Translator(PresetMixin, keras.Model):
                 "dropout": self.dropout,
                 "word_dropout": self.word_dropout,
                 "lexical_model": self.lexical_model,
+                "share_embeddings": self.share_embeddings,
+                "share_decoder_embeddings": self.share_decoder_embeddings,
                 "max_source_length": self.max_source_length,
                 "max_target_length": self.max_target_length,
             }

@@ -261,6 +261,109 @@ def test_lexical_model_is_nguyen_and_chiang_2018(tmp_path):
         tiny(lexical_model=True, attention="none")
 
 
+def test_shared_embeddings_are_press_and_wolf_2017(tmp_path):
+    # Three-way tying: one embedding E reads the source, the target and, after
+    # a projection W_p of the readout, gives the logits E (W_p r_t) + b.
+    model = tiny(
+        lexical_model=True,
+        share_embeddings=True,
+        share_decoder_embeddings=True,
+        embedding_dim=8,
+    )
+    assert model.source_embedding is None and model.output_dense is None
+    emb = np_(model.target_embedding.embeddings)  # (V, 8)
+    names = sorted(w.path for w in model.weights)
+    assert "translator/output_bias" in names
+    assert not any("source_embedding" in n or "output_dense" in n for n in names)
+    # One matrix fewer than the untied model, and no (readout, V) kernel.
+    untied = tiny(lexical_model=True, embedding_dim=8)
+    readout = model.output_projection.kernel.shape[0]
+    vocab = DIGITS.vocabulary_size
+    assert untied.count_params() - model.count_params() == (
+        vocab * 8 + readout * vocab - readout * 8
+    )
+    (source, target_in), _ = model.encode_pairs(SOURCES[:4], TARGETS[:4])
+    memory, mask, states = model.encode(source)
+    # The encoder reads E: the same memory as the untied model whose source
+    # embedding holds E's values and whose other layers hold the same weights.
+    tied = {w.path.split("/", 1)[1]: np_(w) for w in model.weights}
+    for w in untied.weights:
+        path = w.path.split("/", 1)[1]
+        if path.endswith("embedding/embeddings"):
+            w.assign(emb)
+        elif path in tied:
+            w.assign(tied[path])
+    untied_memory, _, untied_states = untied.encode(source)
+    np.testing.assert_allclose(np_(memory), np_(untied_memory), atol=1e-6)
+    np.testing.assert_allclose(np_(states[0]), np_(untied_states[0]), atol=1e-6)
+    logits, alignments = model._forward(source, target_in, training=False)
+    o, a = model.decoder(
+        model.target_embedding(target_in),
+        memory,
+        initial_state=states,
+        memory_mask=mask,
+    )
+    o, a = np_(o), np_(a)
+    e = emb[np_(source)]  # (B, S, 8): the source embedded with E
+    f = np.tanh(np.einsum("bts,bse->bte", a, e))
+    h = np.tanh(f @ np_(model.lexical_dense.kernel)) + f
+    r = np.concatenate([o, h], axis=-1)  # (B, T, readout)
+    want = (r @ np_(model.output_projection.kernel)) @ emb.T + np_(model.output_bias)
+    np.testing.assert_allclose(np_(logits), want, atol=1e-5)
+    # Step by step gives the teacher-forced logits.
+    state = model.initial_state(source)
+    produced = np.ones(vocab, bool)
+    produced[[DIGITS.pad_id, DIGITS.bos_id]] = False
+    for t in range(target_in.shape[1]):
+        step_logits, state, _ = model.next_fn(target_in[:, t], state)
+        real = target_in[:, t] != 0
+        np.testing.assert_allclose(
+            np_(step_logits)[real][:, produced],
+            np_(logits)[real, t][:, produced],
+            atol=1e-5,
+        )
+    # A train step moves E through all three uses; the round trip is exact.
+    model.compile(optimizer=keras.optimizers.Adam(1e-2))
+    x, y = model.encode_pairs(SOURCES[:16], TARGETS[:16])
+    model.train_on_batch(x, y)
+    assert not np.allclose(np_(model.target_embedding.embeddings), emb)
+    path = os.path.join(tmp_path, "tied.keras")
+    model.save(path)
+    loaded = keras.saving.load_model(path)
+    assert loaded.share_embeddings and loaded.share_decoder_embeddings
+    np.testing.assert_array_equal(np_(loaded(x)), np_(model(x)))
+    assert loaded.translate(["123"], beam_size=2) == model.translate(
+        ["123"], beam_size=2
+    )
+
+
+def test_decoder_embeddings_alone_keep_the_source_embedding():
+    model = tiny(share_decoder_embeddings=True)
+    assert model.source_embedding is not None and model.output_dense is None
+    (source, target_in), _ = model.encode_pairs(SOURCES[:4], TARGETS[:4])
+    logits, _ = model._forward(source, target_in, training=False)
+    memory, mask, states = model.encode(source)
+    o, _ = model.decoder(
+        model.target_embedding(target_in),
+        memory,
+        initial_state=states,
+        memory_mask=mask,
+    )
+    emb = np_(model.target_embedding.embeddings)
+    want = (np_(o) @ np_(model.output_projection.kernel)) @ emb.T
+    np.testing.assert_allclose(np_(logits), want + np_(model.output_bias), atol=1e-5)
+
+
+def test_shared_embeddings_need_one_vocabulary():
+    other = CharTokenizer().fit(["0123456789ab"])
+    with pytest.raises(ValueError, match="pass the same tokenizer"):
+        Translator(DIGITS, other, embedding_dim=8, units=16, share_embeddings=True)
+    # Equal vocabularies of two tokenizer objects are one vocabulary.
+    twin = CharTokenizer().fit(["0123456789"])
+    model = Translator(DIGITS, twin, embedding_dim=8, units=16, share_embeddings=True)
+    assert model.source_embedding is None
+
+
 def test_plain_encoder_decoder_baseline():
     model = tiny(attention="none", cell="lstm")
     assert isinstance(model.translate("123", beam_size=2), str)
