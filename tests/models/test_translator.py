@@ -219,6 +219,22 @@ def test_word_dropout_zeroes_whole_tokens_in_training_only():
         tiny(word_dropout=1.0)
 
 
+def assert_steps_give_teacher_forced_logits(model, source, target_in, logits):
+    """`next_fn` step by step gives the logits of `_forward` (pad and bos,
+    which decoding never produces, left out)."""
+    state = model.initial_state(source)
+    produced = np.ones(DIGITS.vocabulary_size, bool)
+    produced[[DIGITS.pad_id, DIGITS.bos_id]] = False
+    for t in range(target_in.shape[1]):
+        step_logits, state, _ = model.next_fn(target_in[:, t], state)
+        real = target_in[:, t] != 0
+        np.testing.assert_allclose(
+            np_(step_logits)[real][:, produced],
+            np_(logits)[real, t][:, produced],
+            atol=1e-5,
+        )
+
+
 def test_lexical_model_is_nguyen_and_chiang_2018(tmp_path):
     model = tiny(lexical_model=True, attention="luong_general")
     (source, target_in), _ = model.encode_pairs(SOURCES[:4], TARGETS[:4])
@@ -240,17 +256,7 @@ def test_lexical_model_is_nguyen_and_chiang_2018(tmp_path):
     np.testing.assert_allclose(np_(logits), want, atol=1e-5)
     # Decoding step by step (the source embeddings ride in the memory) gives
     # the teacher-forced logits.
-    state = model.initial_state(source)
-    produced = np.ones(DIGITS.vocabulary_size, bool)  # pad and bos never are
-    produced[[DIGITS.pad_id, DIGITS.bos_id]] = False
-    for t in range(target_in.shape[1]):
-        step_logits, state, _ = model.next_fn(target_in[:, t], state)
-        real = target_in[:, t] != 0
-        np.testing.assert_allclose(
-            np_(step_logits)[real][:, produced],
-            np_(logits)[real, t][:, produced],
-            atol=1e-5,
-        )
+    assert_steps_give_teacher_forced_logits(model, source, target_in, logits)
     assert isinstance(model.translate(["123", "4"], beam_size=2)[0], str)
     path = os.path.join(tmp_path, "lexical.keras")
     model.save(path)
@@ -311,17 +317,7 @@ def test_shared_embeddings_are_press_and_wolf_2017(tmp_path):
     want = (r @ np_(model.output_projection.kernel)) @ emb.T + np_(model.output_bias)
     np.testing.assert_allclose(np_(logits), want, atol=1e-5)
     # Step by step gives the teacher-forced logits.
-    state = model.initial_state(source)
-    produced = np.ones(vocab, bool)
-    produced[[DIGITS.pad_id, DIGITS.bos_id]] = False
-    for t in range(target_in.shape[1]):
-        step_logits, state, _ = model.next_fn(target_in[:, t], state)
-        real = target_in[:, t] != 0
-        np.testing.assert_allclose(
-            np_(step_logits)[real][:, produced],
-            np_(logits)[real, t][:, produced],
-            atol=1e-5,
-        )
+    assert_steps_give_teacher_forced_logits(model, source, target_in, logits)
     # A train step moves E through all three uses; the round trip is exact.
     model.compile(optimizer=keras.optimizers.Adam(1e-2))
     x, y = model.encode_pairs(SOURCES[:16], TARGETS[:16])
