@@ -190,9 +190,15 @@ def check_translator_tflite(model, path):
 
 
 @tf_only
-def test_lexical_model_translator_tflite(tmp_path):
+@pytest.mark.parametrize(
+    "options",
+    [{}, {"share_decoder_embeddings": True}],
+    ids=["untied", "tied_output"],
+)
+def test_lexical_model_translator_tflite(tmp_path, options):
     # The source embeddings ride in the exported memory; tokens match Keras.
-    model = translator(lexical_model=True)
+    # With the tied output layer, the target embedding is read by both ends.
+    model = translator(lexical_model=True, **options)
     export_model(
         model, str(tmp_path), "tflite", batch_size=1, sequence_length=6, max_length=12
     )
