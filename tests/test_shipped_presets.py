@@ -271,6 +271,31 @@ def test_ding_recipe_tags_only_auxiliary_sources():
     )
 
 
+def test_ding_recipe_pads_targets_to_their_own_multiple():
+    recipe = _recipe("ding_de_en_bahdanau")
+    pairs = [("a b c d e f g h i j", "x"), ("a b", "x y z"), ("a", "x y")] * 2
+    source = WordTokenizer().fit([de for de, _ in pairs])
+    target = WordTokenizer().fit([en for _, en in pairs])
+    model = Translator(source, target, embedding_dim=4, units=4)
+    plain = recipe.Batches(model, pairs, 2, seed=0, shuffle=False)
+    own = recipe.Batches(model, pairs, 2, seed=0, shuffle=False, target_multiple=4)
+    for index in range(len(plain)):
+        (src, tin), tout = plain[index]
+        (src4, tin4), tout4 = own[index]
+        assert src.shape[1] == tin.shape[1] == tout.shape[1]  # one length
+        longest = int(np.max(np.sum(tout4 != 0, axis=1)))
+        assert tin4.shape[1] == tout4.shape[1] == -(-longest // 4) * 4
+        assert src4.shape[1] % 8 == 0
+        # The same tokens, only the padding differs.
+        for a, b in ((src, src4), (tin, tin4), (tout, tout4)):
+            width = min(a.shape[1], b.shape[1])
+            np.testing.assert_array_equal(a[:, :width], b[:, :width])
+            assert not a[:, width:].any() and not b[:, width:].any()
+    # Fewer decoder steps in all: the long source no longer pads its target.
+    steps = sum(own[i][1].size for i in range(len(own)))
+    assert steps < sum(plain[i][1].size for i in range(len(plain)))
+
+
 def test_ding_recipe_bpe_dropout_resamples_every_epoch():
     recipe = _recipe("ding_de_en_bahdanau")
     pairs = [

@@ -125,6 +125,15 @@ def parse_args(argv=None):
         "off with --attention none",
     )
     parser.add_argument("--batch-size", type=int, default=32)
+    parser.add_argument(
+        "--target-multiple",
+        type=int,
+        default=None,
+        help="pad each batch's targets to their own multiple of this (and "
+        "sources to theirs, of 8) instead of both to the longer side's "
+        "multiple of 8: 26%% fewer padded decoder steps with 4, 39 batch "
+        "shapes instead of 8",
+    )
     parser.add_argument("--learning-rate", type=float, default=2e-3)
     parser.add_argument(
         "--label-smoothing",
@@ -221,7 +230,9 @@ def parse_args(argv=None):
 
 class Batches(keras.utils.PyDataset):
     """Batches of pairs of similar length, source and target padded to one
-    bucket length (a multiple of 8 tokens).
+    bucket length (a multiple of 8 tokens); with `target_multiple`, the source
+    to its own multiple of 8 and the target to its own multiple of
+    `target_multiple` (fewer padded decoder steps, more shapes to compile).
 
     Few distinct shapes means few compilations (JAX compiles once per shape);
     similar lengths mean little padding. For training (`shuffle=True`) the
@@ -252,8 +263,10 @@ class Batches(keras.utils.PyDataset):
         num_tagged=0,
         tag_id=None,
         bpe_dropout=0.0,
+        target_multiple=None,
     ):
         super().__init__()
+        self.target_multiple = target_multiple
         self.model = model
         self.pairs = list(pairs) + list(extra)
         self.n_main = len(self.pairs) - len(extra)
@@ -317,12 +330,16 @@ class Batches(keras.utils.PyDataset):
 
     def __getitem__(self, index):
         rows = self.batches[self.order[index]]
-        n = _round_up(
-            max(self.source_lengths[rows].max(), self.target_lengths[rows].max())
-        )
+        source_max = self.source_lengths[rows].max()
+        target_max = self.target_lengths[rows].max()
+        if self.target_multiple:  # each side to its own length
+            s = _round_up(source_max)
+            t = _round_up(target_max, self.target_multiple)
+        else:
+            s = t = _round_up(max(source_max, target_max))
         return (
-            (_fit(self.source[rows], n), _fit(self.target_in[rows], n)),
-            _fit(self.target_out[rows], n),
+            (_fit(self.source[rows], s), _fit(self.target_in[rows], t)),
+            _fit(self.target_out[rows], t),
         )
 
 
@@ -554,6 +571,7 @@ def train_one(args, train_pairs, val_pairs, test_pairs):
         num_tagged=len(extra_pairs) if args.extra_data == "libreoffice" else 0,
         tag_id=source_tokenizer.bos_id if args.tag else None,
         bpe_dropout=args.bpe_dropout,
+        target_multiple=args.target_multiple,
     )
     val_data = Batches(model, val_pairs, args.batch_size, args.seed, shuffle=False)
     budget = TimeBudget(args.time_budget, decay_learning_rate=args.schedule == "budget")
