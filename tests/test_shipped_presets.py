@@ -271,6 +271,19 @@ def test_ding_recipe_tags_only_auxiliary_sources():
     )
 
 
+def test_ding_recipe_refuses_inconsistent_options(capsys):
+    recipe = _recipe("ding_de_en_bahdanau")
+    for argv, message in (
+        (["--share-embeddings"], "add --joint-bpe"),
+        (["--target-multiple", "0"], "--target-multiple must be at least 1"),
+    ):
+        with pytest.raises(SystemExit):
+            recipe.parse_args(argv)
+        assert message in capsys.readouterr().err
+    args = recipe.parse_args(["--joint-bpe", "--share-embeddings"])
+    assert args.share_embeddings and args.target_multiple is None
+
+
 def test_ding_recipe_pads_targets_to_their_own_multiple():
     recipe = _recipe("ding_de_en_bahdanau")
     pairs = [("a b c d e f g h i j", "x"), ("a b", "x y z"), ("a", "x y")] * 2

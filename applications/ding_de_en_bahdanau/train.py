@@ -211,6 +211,10 @@ def parse_args(argv=None):
     args = parser.parse_args(argv)
     if args.members < 1:
         parser.error(f"--members must be at least 1, not {args.members}")
+    if args.target_multiple is not None and args.target_multiple < 1:
+        parser.error(
+            f"--target-multiple must be at least 1, not {args.target_multiple}"
+        )
     if args.share_embeddings and not args.joint_bpe:
         parser.error("--share-embeddings needs one vocabulary: add --joint-bpe")
     if args.out is None:

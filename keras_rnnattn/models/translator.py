@@ -92,7 +92,8 @@ class Translator(PresetMixin, keras.Model):
     (tanh(W h_enc), from the final forward state and, when bidirectional, the
     backward state at the first token, as in Bahdanau et al.) gives the
     decoder's initial state. Decoder: an `AttentionDecoder`, then a Dense layer
-    over the target vocabulary. `attention="none"` gives the plain RNN
+    over the target vocabulary (or, with `share_decoder_embeddings`, the target
+    embedding after a projection). `attention="none"` gives the plain RNN
     encoder-decoder of Cho et al. (2014), with the encoder summary fed at every
     step instead of attention: the baseline of the attention papers.
 
@@ -173,6 +174,14 @@ class Translator(PresetMixin, keras.Model):
     >>> translations = model.translate(["abc", ""], beam_size=2)
     >>> len(translations), translations[1]
     (2, '')
+
+    One tokenizer for both sides lets all three embeddings be one matrix:
+
+    >>> both = CharTokenizer().fit([s + t for s, t in pairs])
+    >>> tied = Translator(both, both, embedding_dim=8, units=16,
+    ...                   share_embeddings=True, share_decoder_embeddings=True)
+    >>> tied.source_embedding is None, tied.output_dense is None
+    (True, True)
     """
 
     def __init__(
