@@ -530,3 +530,12 @@ def test_translate_passes_the_beam_penalties_to_the_search(monkeypatch):
         model.encode_source(["123"]), 3, None, length_penalty=0.6, coverage_penalty=0.2
     )
     assert out == model.target_tokenizer.decode(tokens[0])
+
+
+def test_docstring_examples_run():
+    import doctest
+
+    from keras_rnnattn.models import translator
+
+    result = doctest.testmod(translator)
+    assert result.attempted >= 10 and result.failed == 0
