@@ -239,6 +239,18 @@ def test_ding_recipe_member_command_lines():
     assert recipe.parse_args(["--members", "1"]).members_dir is None
 
 
+def test_ding_recipe_members_share_one_compilation_cache(monkeypatch):
+    recipe = _recipe("ding_de_en_bahdanau")
+    monkeypatch.delenv("JAX_COMPILATION_CACHE_DIR", raising=False)
+    env = recipe._member_env("/m")
+    assert env["JAX_COMPILATION_CACHE_DIR"] == os.path.join("/m", "compilation_cache")
+    assert env["OMP_NUM_THREADS"] == env["TF_NUM_INTRAOP_THREADS"] == "1"
+    assert "intra_op_parallelism_threads=1" in env["XLA_FLAGS"]
+    # A cache the user named (shared by several runs) is kept.
+    monkeypatch.setenv("JAX_COMPILATION_CACHE_DIR", "/shared/cache")
+    assert recipe._member_env("/m")["JAX_COMPILATION_CACHE_DIR"] == "/shared/cache"
+
+
 def test_ding_recipe_tags_only_auxiliary_sources():
     recipe = _recipe("ding_de_en_bahdanau")
     sentences = [("a b c", "x y"), ("b c", "y z"), ("c a b a", "z")]  # last: extra data

@@ -634,9 +634,16 @@ def _member_argv(args, argv, index):
     return kept + ["--members", "1", "--seed", str(args.seed + index), "--out", folder]
 
 
-def _one_thread_env():
-    """Environment of a member process: every library on one thread."""
+def _member_env(members_dir):
+    """Environment of a member process: every library on one thread, and one
+    JAX compilation cache in `members_dir` for all members (a batch shape one
+    member has compiled, another loads in a second or two instead of compiling
+    it again: about 12 s a shape on one core). `JAX_COMPILATION_CACHE_DIR`, if
+    set, is kept (a cache shared by several runs)."""
     env = dict(os.environ)
+    env.setdefault(
+        "JAX_COMPILATION_CACHE_DIR", os.path.join(members_dir, "compilation_cache")
+    )
     for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "TF_NUM_INTRAOP_THREADS"):
         env[name] = "1"
     env["TF_NUM_INTEROP_THREADS"] = "1"
@@ -674,7 +681,7 @@ def train_members(args, argv):
                 [sys.executable, os.path.abspath(__file__), *member_argv],
                 stdout=log,
                 stderr=subprocess.STDOUT,
-                env=_one_thread_env(),
+                env=_member_env(args.members_dir),
                 # Thread settings alone do not keep XLA to one core: pin it.
                 preexec_fn=(lambda c=cpu: os.sched_setaffinity(0, {c}))
                 if cpu is not None
