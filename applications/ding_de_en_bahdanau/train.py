@@ -205,8 +205,9 @@ def parse_args(argv=None):
     parser.add_argument(
         "--members-dir",
         default=None,
-        help="where the members' presets and logs go (default: a new temporary "
-        "folder); a member whose preset is already there is reused",
+        help="where the members' presets, logs and shared JAX compilation cache "
+        "go (default: a new temporary folder); a member whose preset is already "
+        "there is reused",
     )
     args = parser.parse_args(argv)
     if args.members < 1:
