@@ -251,6 +251,20 @@ def test_ding_recipe_members_share_one_compilation_cache(monkeypatch):
     assert recipe._member_env("/m")["JAX_COMPILATION_CACHE_DIR"] == "/shared/cache"
 
 
+def test_ding_recipe_input_feeding_flag():
+    recipe = _recipe("ding_de_en_bahdanau")
+    args = recipe.parse_args([])
+    assert args.input_feeding
+    assert "and input feeding" in recipe.describe_model(args)
+    args = recipe.parse_args(["--no-input-feeding"])
+    assert not args.input_feeding
+    assert "(no input feeding)" in recipe.describe_model(args)
+    # Members inherit it.
+    argv = ["--no-input-feeding", "--members-dir", "/m"]
+    member = recipe._member_argv(recipe.parse_args(argv), argv, 0)
+    assert not recipe.parse_args(member).input_feeding
+
+
 def test_ding_recipe_tags_only_auxiliary_sources():
     recipe = _recipe("ding_de_en_bahdanau")
     sentences = [("a b c", "x y"), ("b c", "y z"), ("c a b a", "z")]  # last: extra data

@@ -117,6 +117,14 @@ def parse_args(argv=None):
         "lowered the validation loss but also BLEU and chrF: see the card)",
     )
     parser.add_argument(
+        "--input-feeding",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="the attentional output of step t-1 joins the decoder's input at "
+        "step t (Luong et al. 2015); --no-input-feeding runs the attention once "
+        "over all decoder states, outside the recurrent loop (faster steps)",
+    )
+    parser.add_argument(
         "--lexical-model",
         action=argparse.BooleanOptionalAction,
         default=True,
@@ -499,7 +507,8 @@ def describe_model(args):
     return (
         f"German→English translator: BiGRU encoder ({args.units} per "
         f"direction), GRU decoder ({args.units}) with {args.attention} "
-        f"attention and input feeding"
+        f"attention"
+        + (" and input feeding" if args.input_feeding else " (no input feeding)")
         + (
             " and the lexical model"
             if args.lexical_model and args.attention != "none"
@@ -553,6 +562,7 @@ def train_one(args, train_pairs, val_pairs, test_pairs):
         bidirectional=True,
         cell="gru",
         attention=args.attention,
+        input_feeding=args.input_feeding,
         dropout=args.dropout,
         word_dropout=args.word_dropout,
         lexical_model=args.lexical_model and args.attention != "none",
