@@ -265,6 +265,34 @@ def test_ding_recipe_input_feeding_flag():
     assert not recipe.parse_args(member).input_feeding
 
 
+@pytest.mark.parametrize(
+    "schedule, expected",
+    [
+        ("linear", [4e-3, 3e-3, 2e-3, 1e-3]),  # (epochs - k) / epochs of the peak
+        ("plateau", [4e-3] * 4),  # halved only when validation loss stalls
+    ],
+)
+def test_ding_recipe_learning_rate_schedules(schedule, expected):
+    import keras
+
+    recipe = _recipe("ding_de_en_bahdanau")
+    args = recipe.parse_args(
+        ["--schedule", schedule, "--epochs", "4", "--learning-rate", "4e-3"]
+    )
+    budget, stop, callbacks = recipe.training_callbacks(args)
+    assert callbacks[0] is budget and stop in callbacks
+    assert budget.decay_learning_rate == (schedule == "budget")
+    x = np.linspace(-1, 1, 32).reshape(-1, 1).astype("float32")
+    model = keras.Sequential([keras.Input((1,)), keras.layers.Dense(1)])
+    model.compile(keras.optimizers.SGD(args.learning_rate), "mse")
+    # The validation loss falls every epoch (targets it can fit), so the
+    # plateau schedule never halves and early stopping never fires.
+    history = model.fit(
+        x, 2 * x, validation_data=(x, 2 * x), epochs=4, callbacks=callbacks, verbose=0
+    )
+    np.testing.assert_allclose(history.history["learning_rate"], expected, rtol=1e-5)
+
+
 def test_ding_recipe_tags_only_auxiliary_sources():
     recipe = _recipe("ding_de_en_bahdanau")
     sentences = [("a b c", "x y"), ("b c", "y z"), ("c a b a", "z")]  # last: extra data
