@@ -537,7 +537,7 @@ def describe_model(args):
 
 
 def training_callbacks(args):
-    """`(budget, stop, callbacks)`: the 40-minute clock, early stopping on the
+    """`(budget, stop, callbacks)`: the --time-budget clock, early stopping on the
     validation loss (best weights kept) and the learning-rate schedule that
     `--schedule` names, in the order `fit` runs them."""
     budget = TimeBudget(args.time_budget, decay_learning_rate=args.schedule == "budget")
