@@ -100,6 +100,14 @@ def parse_args(argv=None):
         help="the target embedding is the output layer's weights (Press & Wolf "
         "2017; Translator(share_decoder_embeddings=True))",
     )
+    parser.add_argument(
+        "--fixnorm",
+        type=float,
+        default=None,
+        help="the output layer's readout parts and weight vectors at this norm "
+        "(Nguyen & Chiang 2018's fixnorm, who use 3.5; Translator(fixnorm=...)); "
+        "0: a plain output layer",
+    )
     parser.add_argument("--embedding-dim", type=int, default=256)
     parser.add_argument("--units", type=int, default=256)
     parser.add_argument(
@@ -226,6 +234,8 @@ def parse_args(argv=None):
         parser.error(
             f"--target-multiple must be at least 1, not {args.target_multiple}"
         )
+    if args.fixnorm is not None and args.fixnorm < 0:
+        parser.error(f"--fixnorm must be positive (or 0: off), not {args.fixnorm}")
     if args.share_embeddings and not args.joint_bpe:
         parser.error("--share-embeddings needs one vocabulary: add --joint-bpe")
     if args.out is None:
@@ -527,6 +537,7 @@ def describe_model(args):
             if args.share_decoder_embeddings
             else ""
         )
+        + (f", fixnorm {args.fixnorm} output layer" if args.fixnorm else "")
         + (f" (BPE-dropout {args.bpe_dropout} in training)" if args.bpe_dropout else "")
         + (
             f", label smoothing {args.label_smoothing}."
@@ -600,6 +611,7 @@ def train_one(args, train_pairs, val_pairs, test_pairs):
         lexical_model=args.lexical_model and args.attention != "none",
         share_embeddings=args.share_embeddings,
         share_decoder_embeddings=args.share_decoder_embeddings,
+        fixnorm=args.fixnorm or None,
         max_source_length=128,
         max_target_length=128,
     )

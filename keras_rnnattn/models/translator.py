@@ -75,6 +75,12 @@ def _as_texts(texts):
     return out
 
 
+def _scale_to_norm(x, norm, axis):
+    """`x` scaled to L2 norm `norm` along `axis` (zero vectors stay zero)."""
+    squares = ops.sum(ops.square(x), axis=axis, keepdims=True)
+    return x * (norm * ops.rsqrt(ops.maximum(squares, 1e-12)))
+
+
 def _positive_int(name, value, allow_none=False):
     if value is None and allow_none:
         return None
@@ -147,6 +153,15 @@ class Translator(PresetMixin, keras.Model):
             E (W_p r_t) + b, with W_p a linear projection of the readout r_t
             to `embedding_dim`. With `share_embeddings` too, all three are one
             matrix (three-way tying).
+        fixnorm: float or None, the "fixnorm" output layer of Nguyen & Chiang
+            (2018): each part of the readout (the attentional output and,
+            with `lexical_model`, the lexical model's h_t) is scaled to
+            norm `fixnorm`, and so is each output word's weight vector in
+            that part, so a logit is `fixnorm**2` times a cosine per part
+            plus a bias. Frequent words can no longer win by norm alone,
+            which helps rare words on small corpora (the paper uses 3.5).
+            None: a plain Dense output layer. Not with
+            `share_decoder_embeddings`.
         max_source_length: int, the most source tokens (end token included)
             `translate` accepts: longer inputs raise a ValueError; `encode_pairs`
             truncates them.
@@ -204,6 +219,7 @@ class Translator(PresetMixin, keras.Model):
         lexical_model=False,
         share_embeddings=False,
         share_decoder_embeddings=False,
+        fixnorm=None,
         max_source_length=128,
         max_target_length=128,
         **kwargs,
@@ -249,6 +265,22 @@ class Translator(PresetMixin, keras.Model):
                 f"{self.source_tokenizer.vocabulary_size} and "
                 f"{self.target_tokenizer.vocabulary_size} tokens that differ."
             )
+        if fixnorm is not None and (
+            isinstance(fixnorm, bool)
+            or not isinstance(fixnorm, numbers.Real)
+            or not fixnorm > 0
+        ):
+            raise ValueError(
+                f"`fixnorm` must be a positive number or None. Received: "
+                f"fixnorm={fixnorm!r}"
+            )
+        if fixnorm is not None and share_decoder_embeddings:
+            raise ValueError(
+                "`fixnorm` fixes the norms of the output Dense layer's weights; "
+                "with `share_decoder_embeddings=True` there is none: drop one "
+                "of the two."
+            )
+        self.fixnorm = None if fixnorm is None else float(fixnorm)
         self.bidirectional = bool(bidirectional)
         self.lexical_model = bool(lexical_model)
         self.share_embeddings = bool(share_embeddings)
@@ -377,6 +409,8 @@ class Translator(PresetMixin, keras.Model):
         else:
             self.decoder.build((None, None, emb), (None, None, self.memory_size))
         readout = self.decoder.output_size
+        # The readout's parts, which fixnorm scales one by one.
+        self._readout_sizes = (readout, emb) if self.lexical_model else (readout,)
         if self.lexical_model:
             self.lexical_dense.build((None, emb))
             readout += emb
@@ -393,12 +427,31 @@ class Translator(PresetMixin, keras.Model):
 
     def _output_logits(self, readout):
         """The output layer: logits `(N, V)` of readouts `(N, d)`."""
+        if self.fixnorm is not None:
+            return self._fixnorm_logits(readout)
         if not self.share_decoder_embeddings:
             return dense_2d(self.output_dense, readout)
         projected = self.output_projection(readout)  # (N, emb)
         embeddings = ops.cast(self.target_embedding.embeddings, projected.dtype)
         logits = ops.matmul(projected, ops.transpose(embeddings))  # (N, V)
         return logits + ops.cast(self.output_bias, projected.dtype)
+
+    def _fixnorm_logits(self, readout):
+        """Logits `(N, V)` with each readout part and weight column at norm r.
+
+        logits = sum over parts p of (r x_p / |x_p|) . (r W_p / |W_p|) + b, the
+        columns of each row block W_p of the kernel normalized one by one.
+        """
+        dtype = readout.dtype
+        kernel = ops.cast(self.output_dense.kernel, dtype)  # (d, V)
+        logits, start = None, 0
+        for size in self._readout_sizes:
+            x = _scale_to_norm(readout[:, start : start + size], self.fixnorm, 1)
+            w = _scale_to_norm(kernel[start : start + size], self.fixnorm, 0)
+            part = ops.matmul(x, w)  # (N, V)
+            logits = part if logits is None else logits + part
+            start += size
+        return logits + ops.cast(self.output_dense.bias, dtype)
 
     def _embed(self, embedding, ids, training):
         x = embedding(ids)
@@ -901,6 +954,7 @@ class Translator(PresetMixin, keras.Model):
                 "lexical_model": self.lexical_model,
                 "share_embeddings": self.share_embeddings,
                 "share_decoder_embeddings": self.share_decoder_embeddings,
+                "fixnorm": self.fixnorm,
                 "max_source_length": self.max_source_length,
                 "max_target_length": self.max_target_length,
             }

@@ -267,6 +267,63 @@ def test_lexical_model_is_nguyen_and_chiang_2018(tmp_path):
         tiny(lexical_model=True, attention="none")
 
 
+@pytest.mark.parametrize("lexical_model", [True, False])
+def test_fixnorm_is_nguyen_and_chiang_2018(tmp_path, lexical_model):
+    r = 3.5
+    model = tiny(lexical_model=lexical_model, fixnorm=r)
+    (source, target_in), _ = model.encode_pairs(SOURCES[:4], TARGETS[:4])
+    logits, _ = model._forward(source, target_in, training=False)
+    # The paper's output layer: each readout part (the attentional output o_t,
+    # and the lexical model's h_t) and each word's weight vector in that part
+    # at norm r; logits = sum_p (r x_p / |x_p|) . (r w_p / |w_p|) + b.
+    memory, mask, states = model.encode(source)
+    o, a = model.decoder(
+        model.target_embedding(target_in),
+        memory,
+        initial_state=states,
+        memory_mask=mask,
+    )
+    parts = [np_(o)]
+    if lexical_model:
+        e = np_(model.source_embedding(source))  # (B, S, emb)
+        f = np.tanh(np.einsum("bts,bse->bte", np_(a), e))
+        parts.append(np.tanh(f @ np_(model.lexical_dense.kernel)) + f)
+    kernel, bias = np_(model.output_dense.kernel), np_(model.output_dense.bias)
+    want, start = bias, 0
+    for x in parts:
+        w = kernel[start : start + x.shape[-1]]
+        start += x.shape[-1]
+        x = r * x / np.linalg.norm(x, axis=-1, keepdims=True)
+        w = r * w / np.linalg.norm(w, axis=0, keepdims=True)
+        want = want + x @ w
+    assert start == kernel.shape[0]
+    np.testing.assert_allclose(np_(logits), want, atol=1e-5)
+    # Every logit is within r^2 of the bias in each part, whatever the weights.
+    model.output_dense.kernel.assign(100.0 * kernel)
+    big, _ = model._forward(source, target_in, training=False)
+    np.testing.assert_allclose(np_(big), want, atol=1e-4)
+    assert np.abs(np_(big) - bias).max() <= len(parts) * r**2 + 1e-4
+    assert_steps_give_teacher_forced_logits(model, source, target_in, big)
+    # It learns, and the round trip is exact.
+    model.compile(optimizer=keras.optimizers.Adam(1e-2))
+    x, y = model.encode_pairs(SOURCES[:16], TARGETS[:16])
+    losses = [float(np.ravel(model.train_on_batch(x, y))[0]) for _ in range(10)]
+    assert losses[-1] < losses[0]
+    path = os.path.join(tmp_path, "fixnorm.keras")
+    model.save(path)
+    loaded = keras.saving.load_model(path)
+    assert loaded.fixnorm == r
+    np.testing.assert_array_equal(np_(loaded(x)), np_(model(x)))
+
+
+def test_fixnorm_bad_values():
+    for bad in (0, -1.0, "3.5", True):
+        with pytest.raises(ValueError, match="`fixnorm` must be a positive number"):
+            tiny(fixnorm=bad)
+    with pytest.raises(ValueError, match="drop one of the two"):
+        tiny(fixnorm=3.5, share_decoder_embeddings=True)
+
+
 def test_shared_embeddings_are_press_and_wolf_2017(tmp_path):
     # Three-way tying: one embedding E reads the source, the target and, after
     # a projection W_p of the readout, gives the logits E (W_p r_t) + b.
