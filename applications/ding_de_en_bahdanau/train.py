@@ -27,6 +27,7 @@ penalty that scores best on the validation split.
     python applications/ding_de_en_bahdanau/train.py --extra-data libreoffice
     python applications/ding_de_en_bahdanau/train.py --tag      # tagged lexicon
     python applications/ding_de_en_bahdanau/train.py --schedule linear --epochs 14
+    python applications/ding_de_en_bahdanau/train.py --units 192 --embedding-dim 192 --fixnorm 3.5
     python applications/ding_de_en_bahdanau/train.py --quick            # smoke run
 """
 
