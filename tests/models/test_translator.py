@@ -235,20 +235,33 @@ def assert_steps_give_teacher_forced_logits(model, source, target_in, logits):
         )
 
 
+def teacher_forced_decoder(model, source, target_in):
+    """The decoder's outputs `(B, T, d)` and alignments `(B, T, S)` as NumPy."""
+    memory, mask, states = model.encode(source)
+    o, a = model.decoder(
+        model.target_embedding(target_in),
+        memory,
+        initial_state=states,
+        memory_mask=mask,
+    )
+    return np_(o), np_(a)
+
+
+def lexical_h(model, embedded, alignments):
+    """The paper's h_t = tanh(W f_t) + f_t, f_t = tanh(sum_s a_ts e_s), as NumPy."""
+    f = np.tanh(np.einsum("bts,bse->bte", alignments, embedded))
+    return np.tanh(f @ np_(model.lexical_dense.kernel)) + f
+
+
 def test_lexical_model_is_nguyen_and_chiang_2018(tmp_path):
     model = tiny(lexical_model=True, attention="luong_general")
     (source, target_in), _ = model.encode_pairs(SOURCES[:4], TARGETS[:4])
     logits, alignments = model._forward(source, target_in, training=False)
     # The reference from the paper: f_t = tanh(sum_s a_ts e_s),
     # h_t = tanh(W f_t) + f_t, logits = W_o o_t + W_l h_t + b.
-    memory, mask, states = model.encode(source)
-    y = model.target_embedding(target_in)
-    o, a = model.decoder(y, memory, initial_state=states, memory_mask=mask)
-    o, a = np_(o), np_(a)
+    o, a = teacher_forced_decoder(model, source, target_in)
     np.testing.assert_allclose(np_(alignments), a, atol=1e-6)
-    e = np_(model.source_embedding(source))  # (B, S, emb)
-    f = np.tanh(np.einsum("bts,bse->bte", a, e))
-    h = np.tanh(f @ np_(model.lexical_dense.kernel)) + f
+    h = lexical_h(model, np_(model.source_embedding(source)), a)
     kernel, bias = np_(model.output_dense.kernel), np_(model.output_dense.bias)
     d = o.shape[-1]
     assert kernel.shape == (d + 8, DIGITS.vocabulary_size)
@@ -276,18 +289,10 @@ def test_fixnorm_is_nguyen_and_chiang_2018(tmp_path, lexical_model):
     # The paper's output layer: each readout part (the attentional output o_t,
     # and the lexical model's h_t) and each word's weight vector in that part
     # at norm r; logits = sum_p (r x_p / |x_p|) . (r w_p / |w_p|) + b.
-    memory, mask, states = model.encode(source)
-    o, a = model.decoder(
-        model.target_embedding(target_in),
-        memory,
-        initial_state=states,
-        memory_mask=mask,
-    )
-    parts = [np_(o)]
+    o, a = teacher_forced_decoder(model, source, target_in)
+    parts = [o]
     if lexical_model:
-        e = np_(model.source_embedding(source))  # (B, S, emb)
-        f = np.tanh(np.einsum("bts,bse->bte", np_(a), e))
-        parts.append(np.tanh(f @ np_(model.lexical_dense.kernel)) + f)
+        parts.append(lexical_h(model, np_(model.source_embedding(source)), a))
     kernel, bias = np_(model.output_dense.kernel), np_(model.output_dense.bias)
     want, start = bias, 0
     for x in parts:
@@ -367,9 +372,7 @@ def test_shared_embeddings_are_press_and_wolf_2017(tmp_path):
         memory_mask=mask,
     )
     o, a = np_(o), np_(a)
-    e = emb[np_(source)]  # (B, S, 8): the source embedded with E
-    f = np.tanh(np.einsum("bts,bse->bte", a, e))
-    h = np.tanh(f @ np_(model.lexical_dense.kernel)) + f
+    h = lexical_h(model, emb[np_(source)], a)  # the source embedded with E
     r = np.concatenate([o, h], axis=-1)  # (B, T, readout)
     want = (r @ np_(model.output_projection.kernel)) @ emb.T + np_(model.output_bias)
     np.testing.assert_allclose(np_(logits), want, atol=1e-5)
@@ -395,15 +398,9 @@ def test_decoder_embeddings_alone_keep_the_source_embedding():
     assert model.source_embedding is not None and model.output_dense is None
     (source, target_in), _ = model.encode_pairs(SOURCES[:4], TARGETS[:4])
     logits, _ = model._forward(source, target_in, training=False)
-    memory, mask, states = model.encode(source)
-    o, _ = model.decoder(
-        model.target_embedding(target_in),
-        memory,
-        initial_state=states,
-        memory_mask=mask,
-    )
+    o, _ = teacher_forced_decoder(model, source, target_in)
     emb = np_(model.target_embedding.embeddings)
-    want = (np_(o) @ np_(model.output_projection.kernel)) @ emb.T
+    want = (o @ np_(model.output_projection.kernel)) @ emb.T
     np.testing.assert_allclose(np_(logits), want + np_(model.output_bias), atol=1e-5)
 
 
