@@ -192,12 +192,13 @@ def check_translator_tflite(model, path):
 @tf_only
 @pytest.mark.parametrize(
     "options",
-    [{}, {"share_decoder_embeddings": True}],
-    ids=["untied", "tied_output"],
+    [{}, {"share_decoder_embeddings": True}, {"fixnorm": 3.5}],
+    ids=["untied", "tied_output", "fixnorm"],
 )
 def test_lexical_model_translator_tflite(tmp_path, options):
     # The source embeddings ride in the exported memory; tokens match Keras.
-    # With the tied output layer, the target embedding is read by both ends.
+    # With the tied output layer, the target embedding is read by both ends;
+    # with fixnorm, the output layer normalizes its weights in the graph.
     model = translator(lexical_model=True, **options)
     export_model(
         model, str(tmp_path), "tflite", batch_size=1, sequence_length=6, max_length=12
