@@ -265,6 +265,22 @@ def test_ding_recipe_input_feeding_flag():
     assert not recipe.parse_args(member).input_feeding
 
 
+def test_ding_recipe_fixnorm_flag():
+    recipe = _recipe("ding_de_en_bahdanau")
+    assert recipe.parse_args([]).fixnorm is None
+    assert "fixnorm" not in recipe.describe_model(recipe.parse_args([]))
+    assert recipe.parse_args(["--fixnorm", "0"]).fixnorm is None
+    args = recipe.parse_args(["--fixnorm", "3.5"])
+    assert args.fixnorm == 3.5
+    assert ", fixnorm 3.5 output layer" in recipe.describe_model(args)
+    with pytest.raises(SystemExit):
+        recipe.parse_args(["--fixnorm", "-1"])
+    # Members inherit it.
+    argv = ["--fixnorm", "3.5", "--members-dir", "/m"]
+    member = recipe._member_argv(recipe.parse_args(argv), argv, 0)
+    assert recipe.parse_args(member).fixnorm == 3.5
+
+
 @pytest.mark.parametrize(
     "schedule, expected",
     [

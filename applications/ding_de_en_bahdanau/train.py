@@ -237,6 +237,7 @@ def parse_args(argv=None):
         )
     if args.fixnorm is not None and args.fixnorm < 0:
         parser.error(f"--fixnorm must be positive (or 0: off), not {args.fixnorm}")
+    args.fixnorm = args.fixnorm or None  # 0: a plain output layer
     if args.share_embeddings and not args.joint_bpe:
         parser.error("--share-embeddings needs one vocabulary: add --joint-bpe")
     if args.out is None:
@@ -612,7 +613,7 @@ def train_one(args, train_pairs, val_pairs, test_pairs):
         lexical_model=args.lexical_model and args.attention != "none",
         share_embeddings=args.share_embeddings,
         share_decoder_embeddings=args.share_decoder_embeddings,
-        fixnorm=args.fixnorm or None,
+        fixnorm=args.fixnorm,
         max_source_length=128,
         max_target_length=128,
     )
