@@ -190,6 +190,15 @@ class Translator(PresetMixin, keras.Model):
     >>> len(translations), translations[1]
     (2, '')
 
+    With `fixnorm`, a logit is at most r^2 per readout part from its bias,
+    however large the output weights grow:
+
+    >>> fixed = Translator(src, tgt, embedding_dim=8, units=16, fixnorm=3.5)
+    >>> _ = fixed.output_dense.kernel.assign(1e3 * fixed.output_dense.kernel)
+    >>> logits = keras.ops.convert_to_numpy(fixed(x))
+    >>> bool(abs(logits).max() <= 3.5 ** 2 + 1e-4)
+    True
+
     One tokenizer for both sides lets all three embeddings be one matrix:
 
     >>> both = CharTokenizer().fit([s + t for s, t in pairs])
