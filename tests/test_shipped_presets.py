@@ -316,6 +316,82 @@ def test_ding_recipe_learning_rate_schedules(schedule, expected):
     np.testing.assert_allclose(rates, expected, rtol=1e-5)
 
 
+def test_ding_recipe_ema_flag():
+    recipe = _recipe("ding_de_en_bahdanau")
+    assert recipe.parse_args([]).ema is None
+    assert recipe.parse_args(["--ema", "0"]).ema is None
+    args = recipe.parse_args(["--ema", "0.999"])
+    assert args.ema == 0.999
+    assert ", weights averaged (EMA 0.999)" in recipe.describe_model(args)
+    assert "EMA" not in recipe.describe_model(recipe.parse_args([]))
+    for bad in ("1", "-0.5"):
+        with pytest.raises(SystemExit):
+            recipe.parse_args(["--ema", bad])
+    argv = ["--ema", "0.999", "--members-dir", "/m"]
+    member = recipe._member_argv(recipe.parse_args(argv), argv, 0)
+    assert recipe.parse_args(member).ema == 0.999
+
+
+@pytest.mark.parametrize("stop_after", [None, 3])
+def test_ding_recipe_ema_validates_and_keeps_the_average(stop_after):
+    """With --ema the validation loss is of the averaged weights and training
+    ends holding them, also when it stops before the last planned epoch (as
+    the clock stops it); checked against plain SGD and the EMA in NumPy."""
+    import keras
+
+    recipe = _recipe("ding_de_en_bahdanau")
+    args = recipe.parse_args(
+        "--ema 0.5 --schedule linear --epochs 4 --learning-rate 0.1".split()
+    )
+    _, _, callbacks = recipe.training_callbacks(args)
+    if stop_after:
+        stopper = keras.callbacks.LambdaCallback(
+            on_epoch_end=lambda epoch, logs: setattr(
+                model, "stop_training", epoch + 1 >= stop_after
+            )
+        )
+        callbacks = callbacks + [stopper]
+    x = np.linspace(-1, 1, 16).reshape(-1, 1).astype("float32")
+    y = 2 * x + 1
+    model = keras.Sequential([keras.Input((1,)), keras.layers.Dense(1)])
+    model.layers[0].set_weights([np.zeros((1, 1), "float32"), np.zeros(1, "float32")])
+    model.compile(
+        keras.optimizers.SGD(args.learning_rate, use_ema=True, ema_momentum=args.ema),
+        "mse",
+    )
+    history = model.fit(
+        x,
+        y,
+        batch_size=8,
+        validation_data=(x, y),
+        epochs=4,
+        shuffle=False,
+        callbacks=callbacks,
+        verbose=0,
+    )
+    # NumPy: SGD on mean squared error, two batches an epoch, the rate
+    # decayed linearly; the average starts at the first step's weights.
+    w, b, average, val_losses = 0.0, 0.0, None, []
+    for epoch in range(stop_after or 4):
+        rate = args.learning_rate * (4 - epoch) / 4
+        for rows in (slice(0, 8), slice(8, 16)):
+            error = w * x[rows, 0] + b - y[rows, 0]
+            w, b = (
+                w - rate * 2 * np.mean(error * x[rows, 0]),
+                b - rate * 2 * np.mean(error),
+            )
+            average = (
+                np.array([w, b])
+                if average is None
+                else args.ema * average + (1 - args.ema) * np.array([w, b])
+            )
+        val_losses.append(np.mean((average[0] * x[:, 0] + average[1] - y[:, 0]) ** 2))
+    np.testing.assert_allclose(history.history["val_loss"], val_losses, rtol=1e-4)
+    kernel, bias = model.layers[0].get_weights()
+    np.testing.assert_allclose([kernel[0, 0], bias[0]], average, rtol=1e-5)
+    assert abs(average[0] - w) > 1e-3  # the average is not the last weights
+
+
 def test_ding_recipe_tags_only_auxiliary_sources():
     recipe = _recipe("ding_de_en_bahdanau")
     sentences = [("a b c", "x y"), ("b c", "y z"), ("c a b a", "z")]  # last: extra data

@@ -28,6 +28,7 @@ penalty that scores best on the validation split.
     python applications/ding_de_en_bahdanau/train.py --tag      # tagged lexicon
     python applications/ding_de_en_bahdanau/train.py --schedule linear --epochs 14
     python applications/ding_de_en_bahdanau/train.py --units 192 --embedding-dim 192 --fixnorm 3.5
+    python applications/ding_de_en_bahdanau/train.py --ema 0.999        # averaged weights
     python applications/ding_de_en_bahdanau/train.py --quick            # smoke run
 """
 
@@ -108,6 +109,14 @@ def parse_args(argv=None):
         help="the output layer's readout parts and weight vectors at this norm "
         "(Nguyen & Chiang 2018's fixnorm, who use 3.5; Translator(fixnorm=...)); "
         "0: a plain output layer",
+    )
+    parser.add_argument(
+        "--ema",
+        type=float,
+        default=None,
+        help="keep an exponential moving average of the weights with this "
+        "momentum (Polyak averaging; Adam(use_ema=True)), validate it and ship "
+        "it; 0: off",
     )
     parser.add_argument("--embedding-dim", type=int, default=256)
     parser.add_argument("--units", type=int, default=256)
@@ -238,6 +247,9 @@ def parse_args(argv=None):
     if args.fixnorm is not None and args.fixnorm < 0:
         parser.error(f"--fixnorm must be positive (or 0: off), not {args.fixnorm}")
     args.fixnorm = args.fixnorm or None  # 0: a plain output layer
+    if args.ema is not None and not 0 <= args.ema < 1:
+        parser.error(f"--ema must be in [0, 1) (0: off), not {args.ema}")
+    args.ema = args.ema or None
     if args.share_embeddings and not args.joint_bpe:
         parser.error("--share-embeddings needs one vocabulary: add --joint-bpe")
     if args.out is None:
@@ -540,6 +552,7 @@ def describe_model(args):
             else ""
         )
         + (f", fixnorm {args.fixnorm} output layer" if args.fixnorm else "")
+        + (f", weights averaged (EMA {args.ema})" if args.ema else "")
         + (f" (BPE-dropout {args.bpe_dropout} in training)" if args.bpe_dropout else "")
         + (
             f", label smoothing {args.label_smoothing}."
@@ -558,6 +571,10 @@ def training_callbacks(args):
         monitor="val_loss", patience=args.patience, restore_best_weights=True
     )
     callbacks = [budget, stop]
+    if args.ema:
+        # From each epoch's end on, the model holds the averaged weights: they
+        # are validated, kept by early stopping and shipped.
+        callbacks.insert(1, keras.callbacks.SwapEMAWeights(swap_on_epoch=True))
     if args.schedule == "linear":
         # Epoch k of --epochs trains at learning_rate * (epochs - k) / epochs.
         callbacks.insert(
@@ -618,7 +635,12 @@ def train_one(args, train_pairs, val_pairs, test_pairs):
         max_target_length=128,
     )
     model.compile(
-        optimizer=keras.optimizers.Adam(args.learning_rate, clipnorm=5.0),
+        optimizer=keras.optimizers.Adam(
+            args.learning_rate,
+            clipnorm=5.0,
+            use_ema=args.ema is not None,
+            ema_momentum=args.ema or 0.99,
+        ),
         label_smoothing=args.label_smoothing,
     )
     train_data = Batches(
