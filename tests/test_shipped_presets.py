@@ -267,18 +267,20 @@ def test_ding_recipe_input_feeding_flag():
 
 def test_ding_recipe_fixnorm_flag():
     recipe = _recipe("ding_de_en_bahdanau")
-    assert recipe.parse_args([]).fixnorm is None
-    assert "fixnorm" not in recipe.describe_model(recipe.parse_args([]))
-    assert recipe.parse_args(["--fixnorm", "0"]).fixnorm is None
-    args = recipe.parse_args(["--fixnorm", "3.5"])
-    assert args.fixnorm == 3.5
-    assert ", fixnorm 3.5 output layer" in recipe.describe_model(args)
+    assert recipe.parse_args([]).fixnorm == 3.5  # the preset's
+    args = recipe.parse_args(["--fixnorm", "0"])
+    assert args.fixnorm is None
+    assert "fixnorm" not in recipe.describe_model(args)
+    args = recipe.parse_args(["--fixnorm", "2"])
+    assert args.fixnorm == 2
+    assert ", fixnorm 2.0 output layer" in recipe.describe_model(args)
     with pytest.raises(SystemExit):
         recipe.parse_args(["--fixnorm", "-1"])
-    # Members inherit it.
-    argv = ["--fixnorm", "3.5", "--members-dir", "/m"]
-    member = recipe._member_argv(recipe.parse_args(argv), argv, 0)
-    assert recipe.parse_args(member).fixnorm == 3.5
+    # Members inherit it, off included.
+    for value, expected in (("2", 2), ("0", None)):
+        argv = ["--fixnorm", value, "--members-dir", "/m"]
+        member = recipe._member_argv(recipe.parse_args(argv), argv, 0)
+        assert recipe.parse_args(member).fixnorm == expected
 
 
 @pytest.mark.parametrize(
@@ -296,6 +298,7 @@ def test_ding_recipe_learning_rate_schedules(schedule, expected):
     recipe = _recipe("ding_de_en_bahdanau")
     args = recipe.parse_args(
         ["--schedule", schedule, "--epochs", "4", "--learning-rate", "4e-3"]
+        + ["--ema", "0"]  # the plain weights: SGD keeps no average here
     )
     budget, stop, callbacks = recipe.training_callbacks(args)
     assert callbacks[0] is budget and stop in callbacks
@@ -318,18 +321,20 @@ def test_ding_recipe_learning_rate_schedules(schedule, expected):
 
 def test_ding_recipe_ema_flag():
     recipe = _recipe("ding_de_en_bahdanau")
-    assert recipe.parse_args([]).ema is None
-    assert recipe.parse_args(["--ema", "0"]).ema is None
-    args = recipe.parse_args(["--ema", "0.999"])
-    assert args.ema == 0.999
-    assert ", weights averaged (EMA 0.999)" in recipe.describe_model(args)
-    assert "EMA" not in recipe.describe_model(recipe.parse_args([]))
+    assert recipe.parse_args([]).ema == 0.999  # the preset's
+    args = recipe.parse_args(["--ema", "0"])
+    assert args.ema is None
+    assert "EMA" not in recipe.describe_model(args)
+    args = recipe.parse_args(["--ema", "0.99"])
+    assert args.ema == 0.99
+    assert ", weights averaged (EMA 0.99)" in recipe.describe_model(args)
     for bad in ("1", "-0.5"):
         with pytest.raises(SystemExit):
             recipe.parse_args(["--ema", bad])
-    argv = ["--ema", "0.999", "--members-dir", "/m"]
-    member = recipe._member_argv(recipe.parse_args(argv), argv, 0)
-    assert recipe.parse_args(member).ema == 0.999
+    for value, expected in (("0.99", 0.99), ("0", None)):
+        argv = ["--ema", value, "--members-dir", "/m"]
+        member = recipe._member_argv(recipe.parse_args(argv), argv, 0)
+        assert recipe.parse_args(member).ema == expected
 
 
 @pytest.mark.parametrize("stop_after", [None, 3])

@@ -8,9 +8,12 @@ the dictionary's other words and phrases (`load_ding_de_en_lexicon`; none
 shares a side with a canonical sentence pair). Subwords: one BPE tokenizer per
 side, learned on the training sentences, so every word can be spelled and no
 output holds an unknown-token mark.
-Model: BiGRU encoder, GRU decoder with Bahdanau attention and input feeding,
-and the lexical model of Nguyen & Chiang (2018) in the softmax layer.
-Training: cross-entropy with label smoothing 0.1. `--members 2` (the default)
+Model: BiGRU encoder (192 per direction), GRU decoder (192) with Bahdanau
+attention and input feeding, and in the softmax layer the lexical model and
+the fixnorm output layer (r = 3.5) of Nguyen & Chiang (2018).
+Training: cross-entropy with label smoothing 0.1, Adam with an exponential
+moving average of the weights (momentum 0.999): the average is what is
+validated, early-stopped and shipped. `--members 2` (the default)
 trains two such translators at once from seeds `--seed` and `--seed + 1`, each
 in its own process pinned to one CPU core (this same script with `--members
 1`), and ships them as one `TranslatorEnsemble` (the mean of their next-token
@@ -27,8 +30,8 @@ penalty that scores best on the validation split.
     python applications/ding_de_en_bahdanau/train.py --extra-data libreoffice
     python applications/ding_de_en_bahdanau/train.py --tag      # tagged lexicon
     python applications/ding_de_en_bahdanau/train.py --schedule linear --epochs 14
-    python applications/ding_de_en_bahdanau/train.py --units 192 --embedding-dim 192 --fixnorm 3.5
-    python applications/ding_de_en_bahdanau/train.py --ema 0.999        # averaged weights
+    python applications/ding_de_en_bahdanau/train.py --fixnorm 0 --ema 0  # plain
+    python applications/ding_de_en_bahdanau/train.py --units 256 --embedding-dim 256
     python applications/ding_de_en_bahdanau/train.py --quick            # smoke run
 """
 
@@ -105,7 +108,7 @@ def parse_args(argv=None):
     parser.add_argument(
         "--fixnorm",
         type=float,
-        default=None,
+        default=3.5,
         help="the output layer's readout parts and weight vectors at this norm "
         "(Nguyen & Chiang 2018's fixnorm, who use 3.5; Translator(fixnorm=...)); "
         "0: a plain output layer",
@@ -113,13 +116,13 @@ def parse_args(argv=None):
     parser.add_argument(
         "--ema",
         type=float,
-        default=None,
+        default=0.999,
         help="keep an exponential moving average of the weights with this "
         "momentum (Polyak averaging; Adam(use_ema=True)), validate it and ship "
         "it; 0: off",
     )
-    parser.add_argument("--embedding-dim", type=int, default=256)
-    parser.add_argument("--units", type=int, default=256)
+    parser.add_argument("--embedding-dim", type=int, default=192)
+    parser.add_argument("--units", type=int, default=192)
     parser.add_argument(
         "--encoder-units",
         type=int,
