@@ -4,10 +4,11 @@ attention beside the plain encoder-decoder.
 Reads the test scores by source-length bucket that
 `applications/ding_de_en_bahdanau/train.py` stores in each preset's
 metadata.json (`test_<decoding>_by_source_length`), prints the table and
-draws the figure. The two presets are trained by the same recipe, the same
-budget and seeds, with `--attention bahdanau` and `--attention none` (each
-with the learning-rate schedule that suited it better; the commands are
-printed from their metadata).
+draws the figure. The two presets are trained by the same script, budget and
+seeds, with `--attention bahdanau` and `--attention none`, each with the
+options that suited it better (the baseline does worse with the attention
+preset's network size, fixnorm and averaging, and with its schedule); the
+commands are printed from their metadata.
 
     python benchmarks/bahdanau_fig2.py \\
         --attention saved_models/ding_de_en_bahdanau \\
@@ -46,7 +47,8 @@ def main(argv=None):
     print(
         f"Ding de→en test split, {args.decoding}, sacrebleu (cased, detokenized); "
         f"`{os.path.basename(args.attention)}` beside `{os.path.basename(args.baseline)}`, "
-        "trained by the same recipe (the scores stored in their metadata): "
+        "trained by the same script, budget and seeds, each with the options that "
+        "suited it better (the scores stored in their metadata): "
         f"`{command_a}` and `{command_b}`.\n"
     )
     print(
