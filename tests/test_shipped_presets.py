@@ -265,22 +265,32 @@ def test_ding_recipe_input_feeding_flag():
     assert not recipe.parse_args(member).input_feeding
 
 
-def test_ding_recipe_fixnorm_flag():
+@pytest.mark.parametrize(
+    "flag, default, value, described, off_word, bad",
+    [
+        ("fixnorm", 3.5, 2.0, ", fixnorm 2.0 output layer", "fixnorm", ["-1"]),
+        ("ema", 0.999, 0.99, ", weights averaged (EMA 0.99)", "EMA", ["1", "-0.5"]),
+    ],
+)
+def test_ding_recipe_off_by_zero_flags(flag, default, value, described, off_word, bad):
+    """--fixnorm and --ema: the preset's value by default, 0 turns them off
+    (None), the description says which, bad values are refused and members
+    inherit them, off included."""
     recipe = _recipe("ding_de_en_bahdanau")
-    assert recipe.parse_args([]).fixnorm == 3.5  # the preset's
-    args = recipe.parse_args(["--fixnorm", "0"])
-    assert args.fixnorm is None
-    assert "fixnorm" not in recipe.describe_model(args)
-    args = recipe.parse_args(["--fixnorm", "2"])
-    assert args.fixnorm == 2
-    assert ", fixnorm 2.0 output layer" in recipe.describe_model(args)
-    with pytest.raises(SystemExit):
-        recipe.parse_args(["--fixnorm", "-1"])
-    # Members inherit it, off included.
-    for value, expected in (("2", 2), ("0", None)):
-        argv = ["--fixnorm", value, "--members-dir", "/m"]
+    assert getattr(recipe.parse_args([]), flag) == default  # the preset's
+    args = recipe.parse_args([f"--{flag}", "0"])
+    assert getattr(args, flag) is None
+    assert off_word not in recipe.describe_model(args)
+    args = recipe.parse_args([f"--{flag}", str(value)])
+    assert getattr(args, flag) == value
+    assert described in recipe.describe_model(args)
+    for item in bad:
+        with pytest.raises(SystemExit):
+            recipe.parse_args([f"--{flag}", item])
+    for given, expected in ((str(value), value), ("0", None)):
+        argv = [f"--{flag}", given, "--members-dir", "/m"]
         member = recipe._member_argv(recipe.parse_args(argv), argv, 0)
-        assert recipe.parse_args(member).fixnorm == expected
+        assert getattr(recipe.parse_args(member), flag) == expected
 
 
 @pytest.mark.parametrize(
@@ -317,24 +327,6 @@ def test_ding_recipe_learning_rate_schedules(schedule, expected):
         float(keras.ops.convert_to_numpy(r)) for r in history.history["learning_rate"]
     ]
     np.testing.assert_allclose(rates, expected, rtol=1e-5)
-
-
-def test_ding_recipe_ema_flag():
-    recipe = _recipe("ding_de_en_bahdanau")
-    assert recipe.parse_args([]).ema == 0.999  # the preset's
-    args = recipe.parse_args(["--ema", "0"])
-    assert args.ema is None
-    assert "EMA" not in recipe.describe_model(args)
-    args = recipe.parse_args(["--ema", "0.99"])
-    assert args.ema == 0.99
-    assert ", weights averaged (EMA 0.99)" in recipe.describe_model(args)
-    for bad in ("1", "-0.5"):
-        with pytest.raises(SystemExit):
-            recipe.parse_args(["--ema", bad])
-    for value, expected in (("0.99", 0.99), ("0", None)):
-        argv = ["--ema", value, "--members-dir", "/m"]
-        member = recipe._member_argv(recipe.parse_args(argv), argv, 0)
-        assert recipe.parse_args(member).ema == expected
 
 
 @pytest.mark.parametrize("stop_after", [None, 3])
