@@ -30,8 +30,8 @@ penalty that scores best on the validation split.
     python applications/ding_de_en_bahdanau/train.py --extra-data libreoffice
     python applications/ding_de_en_bahdanau/train.py --tag      # tagged lexicon
     python applications/ding_de_en_bahdanau/train.py --schedule linear --epochs 14
-    python applications/ding_de_en_bahdanau/train.py --fixnorm 0 --ema 0  # plain
-    python applications/ding_de_en_bahdanau/train.py --units 256 --embedding-dim 256
+    python applications/ding_de_en_bahdanau/train.py --ema 0   # no weight averaging
+    python applications/ding_de_en_bahdanau/train.py --units 256 --embedding-dim 256 --fixnorm 0 --ema 0  # the previous recipe
     python applications/ding_de_en_bahdanau/train.py --quick            # smoke run
 """
 
