@@ -38,6 +38,8 @@ BENCHMARKS = {
     "pooling_seeds": ("pooling_seeds.py", [], None),
 }
 STUDIES = ("luong_scores", "pooling_seeds")  # these train models
+# Sections measured on other machines, kept in results/ and copied in as they are.
+ELSEWHERE = {"gpu_check": "bash scripts/gpu_check.sh OUT_DIR, on a GPU machine"}
 RESULTS = os.path.join(HERE, "results")
 
 
@@ -166,6 +168,14 @@ def main(argv=None):
         for name in BENCHMARKS
         if name in sections or not args.quick
     ]
+    for name, command in ELSEWHERE.items():
+        if not args.quick and os.path.exists(section_path(name)):
+            with open(section_path(name), encoding="utf-8") as file:
+                body.append(
+                    file.read().strip()
+                    + f"\n\n_Measured on another machine by `{command}`; kept in "
+                    f"`benchmarks/results/{name}.md`, not re-run by this script._\n"
+                )
     with open(args.out, "w", encoding="utf-8") as file:
         file.write("\n".join(header) + "\n" + "\n".join(body))
     print(f"wrote {args.out}", file=sys.stderr)

@@ -183,8 +183,8 @@ def keras_trainer(config, size, steps):
     return Trainer(train, step_on_first_batch, model.count_params(), model)
 
 
-def pytorch_trainer(config, size, steps):
-    """The plain PyTorch model (eager, `torch.optim.Adam`)."""
+def pytorch_trainer(config, size, steps, device="cpu"):
+    """The plain PyTorch model (eager, `torch.optim.Adam`) on `device`."""
     import torch
     from torch import nn
 
@@ -254,10 +254,10 @@ def pytorch_trainer(config, size, steps):
                 logits.append(self.out(o))
             return torch.stack(logits, 1)
 
-    model = LuongLSTM() if config["cell"] == "lstm" else BahdanauLoop()
+    model = (LuongLSTM() if config["cell"] == "lstm" else BahdanauLoop()).to(device)
     params = [p for p in model.parameters() if p.requires_grad]
     optimizer = torch.optim.Adam(params, lr=1e-3)
-    data = [torch.from_numpy(a).long() for a in fake_data(size, steps)]
+    data = [torch.from_numpy(a).long().to(device) for a in fake_data(size, steps)]
     b = size["batch"]
 
     def step(i):
@@ -270,13 +270,16 @@ def pytorch_trainer(config, size, steps):
         loss.backward()
         nn.utils.clip_grad_norm_(params, 5.0)
         optimizer.step()
-        return float(loss.detach())
+        return loss.detach()
 
     def train():
         for i in range(steps):
-            step(i)
+            loss = step(i)
+        float(loss)  # waits for the device, as Keras's `fit` does at its end
 
-    return Trainer(train, lambda: step(0), sum(p.numel() for p in params), model)
+    return Trainer(
+        train, lambda: float(step(0)), sum(p.numel() for p in params), model
+    )
 
 
 def tensorflow_trainer(config, size, steps, lstm_kernel="scan"):
