@@ -6,6 +6,8 @@ from typing import Any, NamedTuple
 import keras
 from keras import ops
 
+from keras_rnnattn.ops import device_scalar
+
 
 def check_int(name, value, minimum=1):
     """Returns `value` as a Python int, or raises if it is not an int >= `minimum`."""
@@ -119,21 +121,25 @@ def token_loop(next_fn, state, start_ids, end_id, max_length, choose):
     def cond(s):
         # Stops at max_length, or as soon as every row has produced its end token.
         return ops.logical_and(
-            ops.less(s.step, max_length), ops.logical_not(ops.all(s.finished))
+            ops.less(s.step, device_scalar(max_length, "int32")),
+            ops.logical_not(ops.all(s.finished)),
         )
 
     def body(s):
+        end = device_scalar(end_id, "int32")
         logits, model_state, _ = call_next_fn(next_fn, s.last_ids, s.model_state)
         token_ids, log_probs = choose(logits, s.step)  # (B,), (B,)
         # A finished row keeps writing end_id and adds nothing to its score.
-        token_ids = ops.where(s.finished, end_id, token_ids)
-        log_probs = ops.where(s.finished, 0.0, log_probs)
+        token_ids = ops.where(s.finished, end, token_ids)
+        log_probs = ops.where(
+            s.finished, device_scalar(0.0, log_probs.dtype), log_probs
+        )
         return (
             TokenLoopState(
                 step=s.step + 1,
                 last_ids=token_ids,
                 tokens=write_column(s.tokens, s.step, token_ids),
-                finished=ops.logical_or(s.finished, ops.equal(token_ids, end_id)),
+                finished=ops.logical_or(s.finished, ops.equal(token_ids, end)),
                 scores=s.scores + log_probs,
                 model_state=model_state,
             ),

@@ -14,6 +14,7 @@ from keras_rnnattn.decoding._common import (
     vocabulary_size,
     write_column,
 )
+from keras_rnnattn.ops import device_scalar
 
 _NEG_INF = float("-inf")
 
@@ -249,7 +250,8 @@ class _BeamSearch:
 
     def lp(self, length):
         """GNMT's length penalty ((5 + |Y|) / 6) ** alpha, for a float32 tensor."""
-        return ops.power((5.0 + length) / 6.0, self.length_penalty)
+        alpha = device_scalar(self.length_penalty, "float32")
+        return ops.power((5.0 + length) / 6.0, alpha)
 
     def cp(self, coverage):
         """GNMT's coverage penalty of coverage `(..., S)`, zero-coverage positions left out."""
@@ -266,20 +268,22 @@ class _BeamSearch:
             ops.reshape(extended, (-1, k * v)), self.num_candidates
         )  # (B, C)
         flat_ids = ops.cast(flat_ids, "int32")
-        parents = ops.floor_divide(flat_ids, v)  # (B, C) beam each extends
-        cand_tokens = ops.mod(flat_ids, v)  # (B, C)
+        v_tensor = device_scalar(v, "int32")
+        parents = ops.floor_divide(flat_ids, v_tensor)  # (B, C) beam each extends
+        cand_tokens = ops.mod(flat_ids, v_tensor)  # (B, C)
         cand_seqs = write_column(
             _gather_beams(beams.alive_seqs, parents), beams.step, cand_tokens
         )  # (B, C, L)
         # A candidate ends with the end token, or is cut at the last step.
         ending = ops.logical_or(
-            ops.equal(cand_tokens, self.end_id),
-            ops.equal(beams.step, self.max_length - 1),
+            ops.equal(cand_tokens, device_scalar(self.end_id, "int32")),
+            ops.equal(beams.step, device_scalar(self.max_length - 1, "int32")),
         )  # (B, C)
+        neg_inf = device_scalar(_NEG_INF, cand_log_probs.dtype)
 
         # The K most probable candidates that go on stay alive.
         alive_log_probs, alive_ids = ops.top_k(
-            ops.where(ending, _NEG_INF, cand_log_probs), k
+            ops.where(ending, neg_inf, cand_log_probs), k
         )  # (B, K)
         alive_ids = ops.cast(alive_ids, "int32")
         alive_parents = ops.take_along_axis(parents, alive_ids, axis=1)  # (B, K)
@@ -301,7 +305,7 @@ class _BeamSearch:
         # Only candidates among the K most probable end (as in fairseq and
         # Hugging Face), so that beam_size 1 is greedy search.
         in_top_k = ops.arange(self.num_candidates) < k  # (C,)
-        scores = ops.where(ops.logical_and(ending, in_top_k), scores, _NEG_INF)
+        scores = ops.where(ops.logical_and(ending, in_top_k), scores, neg_inf)
         pool_scores = ops.concatenate([beams.finished_scores, scores], axis=1)
         finished_scores, best = ops.top_k(pool_scores, self.num_return_sequences)
         pool_seqs = ops.concatenate([beams.finished_seqs, cand_seqs], axis=1)
@@ -331,7 +335,7 @@ class _BeamSearch:
         best_alive = ops.max(beams.alive_log_probs, axis=1) / largest_lp  # (B,)
         worst_finished = ops.min(beams.finished_scores, axis=1)  # (B,)
         return ops.logical_and(
-            ops.less(beams.step, self.max_length),
+            ops.less(beams.step, device_scalar(self.max_length, "int32")),
             ops.any(best_alive > worst_finished),
         )
 

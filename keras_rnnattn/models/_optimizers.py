@@ -53,8 +53,12 @@ def _in_place_ok(optimizer):
     )
 
 
-def _torch_adam_update(optimizer, grads, variables, learning_rate):
-    """The torch branch of `InPlaceAdam`: Adam's update with `_foreach_` ops."""
+def _torch_adam_update(optimizer, grads, variables, learning_rate, on_device=None):
+    """The torch branch of `InPlaceAdam`: Adam's update with `_foreach_` ops.
+
+    `on_device` keeps the step size a tensor (None: where the weights are not on
+    the CPU); False reads it into a Python number.
+    """
     import torch
 
     with torch.no_grad():
@@ -63,16 +67,29 @@ def _torch_adam_update(optimizer, grads, variables, learning_rate):
         m = [optimizer._momentums[i].value for i in index]
         v = [optimizer._velocities[i].value for i in index]
         b1, b2 = optimizer.beta_1, optimizer.beta_2
-        step = float(keras.ops.convert_to_numpy(optimizer.iterations)) + 1.0
-        lr = float(keras.ops.convert_to_numpy(learning_rate))
-        alpha = lr * math.sqrt(1.0 - b2**step) / (1.0 - b1**step)
         grads = [g.to(w.dtype) for g, w in zip(grads, weights)]
         torch._foreach_lerp_(m, grads, 1.0 - b1)  # m + (1 - b1)(g - m)
         torch._foreach_mul_(v, b2)
         torch._foreach_addcmul_(v, grads, grads, value=1.0 - b2)
         denominator = torch._foreach_sqrt(v)
         torch._foreach_add_(denominator, optimizer.epsilon)
-        torch._foreach_addcdiv_(weights, m, denominator, value=-alpha)
+        if on_device is None:
+            on_device = weights[0].device.type != "cpu"
+        if not on_device:
+            # Reading the step and learning rate costs nothing on the CPU.
+            step = float(keras.ops.convert_to_numpy(optimizer.iterations)) + 1.0
+            lr = float(keras.ops.convert_to_numpy(learning_rate))
+            alpha = lr * math.sqrt(1.0 - b2**step) / (1.0 - b1**step)
+            torch._foreach_addcdiv_(weights, m, denominator, value=-alpha)
+            return
+        # On an accelerator a read waits for the device: the step size stays a
+        # tensor there (as torch.optim.Adam(capturable=True) does).
+        step = optimizer.iterations.value.to(torch.float32) + 1.0
+        lr = keras.ops.convert_to_tensor(learning_rate, "float32")
+        alpha = lr * torch.sqrt(1.0 - b2**step) / (1.0 - b1**step)
+        update = torch._foreach_div(m, denominator)
+        torch._foreach_mul_(update, -alpha)
+        torch._foreach_add_(weights, update)
 
 
 def _torch_clip_by_global_norm(grads, clip_norm):
@@ -88,7 +105,8 @@ def _torch_clip_by_global_norm(grads, clip_norm):
         norm = torch.linalg.vector_norm(
             torch.stack(torch._foreach_norm(present)).float()
         )
-        scale = clip_norm * torch.minimum(1.0 / norm, torch.tensor(1.0 / clip_norm))
+        # clamp takes the bound as a number: no host-to-device copy (a GPU sync).
+        scale = clip_norm * torch.clamp(1.0 / norm, max=1.0 / clip_norm)
         scale = scale + (norm - norm)
         torch._foreach_mul_(present, scale.to(present[0].dtype))
     return grads

@@ -3,6 +3,8 @@
 import keras
 from keras import ops
 
+from keras_rnnattn.ops import device_scalar
+
 
 def reverse_by_length(x, lengths):
     """Reverses the first `lengths[b]` steps of each row, leaving the padding in place.
@@ -139,9 +141,10 @@ class MaskedSparseCrossEntropy(keras.losses.Loss):
             # Cross-entropy against the uniform distribution: -mean_v log p_v.
             uniform = ops.logsumexp(logits, axis=-1) - ops.mean(logits, axis=-1)
             nll = (1.0 - self.label_smoothing) * nll + self.label_smoothing * uniform
-        keep = ops.cast(ops.not_equal(labels, self.pad_id), "float32")
-        positions = ops.cast(ops.shape(labels)[0], "float32")
-        weight = positions / ops.maximum(ops.sum(keep), 1.0)
+        pad = device_scalar(self.pad_id, "int32")
+        keep = ops.cast(ops.not_equal(labels, pad), "float32")  # (B T,)
+        positions = ops.sum(ops.ones_like(keep))  # B T, counted on the device
+        weight = positions / ops.maximum(ops.sum(keep), device_scalar(1.0, "float32"))
         return nll * keep * weight  # (B T,): its mean is the mean over real tokens
 
     def get_config(self):
@@ -168,7 +171,8 @@ class MaskedAccuracy(keras.metrics.Metric):
 
     def update_state(self, y_true, y_pred, sample_weight=None):
         y_true = ops.cast(y_true, "int32")
-        keep = ops.cast(ops.not_equal(y_true, self.pad_id), "float32")
+        pad = device_scalar(self.pad_id, "int32")
+        keep = ops.cast(ops.not_equal(y_true, pad), "float32")
         picked = ops.take_along_axis(y_pred, ops.expand_dims(y_true, -1), axis=-1)
         best = ops.max(y_pred, axis=-1)
         hits = ops.cast(ops.greater_equal(picked[..., 0], best), "float32") * keep
@@ -179,8 +183,9 @@ class MaskedAccuracy(keras.metrics.Metric):
         return ops.divide_no_nan(self.correct, self.total)
 
     def reset_state(self):
-        self.correct.assign(0.0)
-        self.total.assign(0.0)
+        # Zeros made on the device: `assign(0.0)` would copy from the host.
+        self.correct.assign(ops.zeros_like(self.correct))
+        self.total.assign(ops.zeros_like(self.total))
 
     def get_config(self):
         return {**super().get_config(), "pad_id": self.pad_id}

@@ -23,7 +23,7 @@ from keras_rnnattn.models._seq2seq_parts import (
     gather_step,
     reverse_by_length,
 )
-from keras_rnnattn.ops import dense_2d
+from keras_rnnattn.ops import dense_2d, device_scalar
 from keras_rnnattn.preset_mixin import PresetMixin
 
 BRIDGES = ("dense", "zeros")
@@ -466,7 +466,9 @@ class Translator(PresetMixin, keras.Model):
         x = embedding(ids)
         if self.word_dropout:
             x = self.word_dropout_layer(x, training=training)
-        return self.dropout_layer(x, training=training)
+        if self.dropout:
+            x = self.dropout_layer(x, training=training)
+        return x
 
     def encode(self, source_ids, training=None):
         """Runs the encoder.
@@ -484,7 +486,7 @@ class Translator(PresetMixin, keras.Model):
     def _encode(self, source_ids, training=None):
         """`encode`'s results and the embedded source `(B, S, emb)`."""
         source_ids = ops.cast(source_ids, "int32")
-        mask = ops.not_equal(source_ids, 0)  # (B, S)
+        mask = ops.not_equal(source_ids, device_scalar(0, "int32"))  # (B, S)
         lengths = ops.sum(ops.cast(mask, "int32"), axis=1)  # (B,)
         embedding = self.source_embedding
         if embedding is None:  # share_embeddings
@@ -506,7 +508,7 @@ class Translator(PresetMixin, keras.Model):
             else:
                 x = forward
         memory = x  # (B, S, memory_size)
-        last = ops.maximum(lengths - 1, 0)
+        last = ops.maximum(lengths - 1, device_scalar(0, "int32"))
         summary = gather_step(forward, last)  # (B, u): forward state at the end
         if self.bidirectional:  # backward state at the first token
             summary = ops.concatenate([summary, backward[:, 0]], axis=-1)
@@ -559,7 +561,8 @@ class Translator(PresetMixin, keras.Model):
                 training=training,
             )
             outputs = self._lexical_readout(outputs, alignments, embedded)
-        outputs = self.dropout_layer(outputs, training=training)
+        if self.dropout:
+            outputs = self.dropout_layer(outputs, training=training)
         # The output layer as one 2-D matmul (XLA runs it faster than a 3-D one).
         batch, length = ops.shape(outputs)[0], ops.shape(outputs)[1]
         flat = ops.reshape(outputs, (-1, outputs.shape[-1]))  # (B T, d)
@@ -711,11 +714,15 @@ class Translator(PresetMixin, keras.Model):
     def _next_fn_with_row_limits(self, token_ids, state):
         """`next_fn` that forces the end token in rows past their length limit."""
         out = self.next_fn(token_ids, state["model"])
-        eos = self.target_tokenizer.eos_id
-        only_eos = np.full((self.target_tokenizer.vocabulary_size,), -1e9, "float32")
-        only_eos[eos] = 0.0
+        ids = ops.arange(self.target_tokenizer.vocabulary_size, dtype="int32")
+        eos = device_scalar(self.target_tokenizer.eos_id, "int32")
+        only_eos = ops.where(  # (V,): 0 at the end token, -1e9 elsewhere
+            ops.equal(ids, eos),
+            device_scalar(0.0, "float32"),
+            device_scalar(-1e9, "float32"),
+        )
         over = ops.greater_equal(state["step"], state["limit"])[:, None]  # (N, 1)
-        logits = ops.where(over, ops.convert_to_tensor(only_eos)[None], out[0])
+        logits = ops.where(over, only_eos[None], out[0])
         new_state = {
             "model": out[1],
             "step": state["step"] + 1,
@@ -724,10 +731,19 @@ class Translator(PresetMixin, keras.Model):
         return (logits, new_state) + tuple(out[2:])
 
     def _never_generated(self):
+        """`(V,)` float32: -1e9 at pad and bos (never produced), 0 elsewhere.
+
+        Made on the device from `arange`, not copied from the host at each step.
+        """
         tok = self.target_tokenizer
-        bias = np.zeros((tok.vocabulary_size,), "float32")
-        bias[[tok.pad_id, tok.bos_id]] = -1e9
-        return ops.convert_to_tensor(bias)
+        ids = ops.arange(tok.vocabulary_size, dtype="int32")
+        never = ops.logical_or(
+            ops.equal(ids, device_scalar(tok.pad_id, "int32")),
+            ops.equal(ids, device_scalar(tok.bos_id, "int32")),
+        )
+        return ops.where(
+            never, device_scalar(-1e9, "float32"), device_scalar(0.0, "float32")
+        )
 
     def initial_state(self, source_ids):
         """The decoding state for `next_fn`: encoder memory and the first state."""

@@ -1,8 +1,11 @@
+import functools
+
 import keras
 import numpy as np
 import pytest
 from keras import ops
 
+from keras_rnnattn.models import _optimizers
 from keras_rnnattn.models._optimizers import InPlaceAdam
 
 
@@ -23,8 +26,18 @@ def adam_reference(weights, grads, lr, b1=0.9, b2=0.999, eps=1e-7, clip=None):
     return weights
 
 
+@pytest.mark.parametrize("on_device", [None, True], ids=["default", "on_device"])
 @pytest.mark.parametrize("clip", [None, 0.5])
-def test_in_place_adam_is_adam(clip):
+def test_in_place_adam_is_adam(clip, on_device, monkeypatch):
+    if on_device:
+        # The step size kept a tensor, as on a GPU (no read from the device).
+        if keras.backend.backend() != "torch":
+            pytest.skip("the in-place update is torch's")
+        monkeypatch.setattr(
+            _optimizers,
+            "_torch_adam_update",
+            functools.partial(_optimizers._torch_adam_update, on_device=True),
+        )
     rng = np.random.default_rng(0)
     start = [
         rng.normal(size=(3, 4)).astype("float32"),
