@@ -184,8 +184,8 @@ class MaskedAccuracy(keras.metrics.Metric):
 
     def reset_state(self):
         # Zeros made on the device: `assign(0.0)` would copy from the host.
-        self.correct.assign(ops.zeros_like(self.correct))
-        self.total.assign(ops.zeros_like(self.total))
+        self.correct.assign(ops.zeros((), self.correct.dtype))
+        self.total.assign(ops.zeros((), self.total.dtype))
 
     def get_config(self):
         return {**super().get_config(), "pad_id": self.pad_id}
