@@ -125,13 +125,18 @@ def test_tagger_saved_model(tmp_path):
     )
 
 
-def check_translator_saved_model(model, path):
-    """Greedy and beam tokens identical, encode + decode_step = greedy."""
+def check_translator_saved_model(model, path, **penalties):
+    """Greedy and beam tokens identical, encode + decode_step = greedy.
+
+    `penalties`: the beam's `length_penalty` and `coverage_penalty` exported.
+    """
     loaded = tf.saved_model.load(path)
     ids = model.encode_source([s for s, _ in PAIRS])
-    for name, beam in (("greedy", 1), ("beam_search", 4)):
+    for name, beam, kwargs in (("greedy", 1, {}), ("beam_search", 4, penalties)):
         got = loaded.signatures[name](source_ids=tf.constant(ids))
-        tokens, scores = model.generate_ids(ids, beam_size=beam, max_length=12)
+        tokens, scores = model.generate_ids(
+            ids, beam_size=beam, max_length=12, **kwargs
+        )
         np.testing.assert_array_equal(got["tokens"].numpy(), tokens)
         np.testing.assert_allclose(got["scores"].numpy(), scores, atol=1e-4)
 
@@ -227,6 +232,49 @@ def test_translator_saved_model(tmp_path):
         "beam_search",
         "serving_default",
     }
+    # The beam's penalties are fixed at export and recorded.
+    penalties = {"length_penalty": 1.5, "coverage_penalty": 0.4}
+    export_model(model, str(tmp_path / "penalties"), max_length=12, **penalties)
+    check_translator_saved_model(model, str(tmp_path / "penalties"), **penalties)
+    info = manifest(str(tmp_path / "penalties"))
+    assert {k: info["options"][k] for k in penalties} == penalties
+    assert (
+        "length penalty 1.5, coverage penalty 0.4" in info["signatures"]["beam_search"]
+    )
+
+
+def test_exported_beam_search_has_the_presets_length_penalty(tmp_path):
+    """export_preset defaults the beam's α to the one the preset's recipe
+    validated (what `keras-rnnattn translate --beam` uses): the TFLite beam
+    gives `translate`'s tokens and scores with that α (on every backend; under
+    JAX and torch through the TensorFlow subprocess)."""
+    model = translator()
+    preset = model.save_to_preset(
+        str(tmp_path / "preset"), {"metrics": {"beam_length_penalty": 1.5}}
+    )
+    out = export_preset(preset, str(tmp_path / "lite"), "tflite", sequence_length=6)
+    info = manifest(out)
+    assert info["options"]["length_penalty"] == 1.5
+    assert info["options"]["coverage_penalty"] == 0.0
+    ids = padded(model.encode_source(["abcd"]), 6)
+    tokens, scores = model.generate_ids(
+        ids, beam_size=4, max_length=12, length_penalty=1.5
+    )
+    run = interpreter(os.path.join(out, "beam_search.tflite"))
+    got = run(source_ids=ids)
+    np.testing.assert_array_equal(got["tokens"], tokens)
+    np.testing.assert_allclose(got["scores"], scores, atol=1e-4)  # α-normalized
+    translation = model.translate("abcd", beam_size=4, length_penalty=1.5)
+    assert model.target_tokenizer.decode(got["tokens"][0]) == translation
+
+
+def test_penalties_are_checked(tmp_path):
+    tok = CharTokenizer().fit(["abcd"])
+    model = Translator(tok, tok, embedding_dim=4, units=4)
+    with pytest.raises(ValueError, match="length_penalty=-1"):
+        export_model(model, str(tmp_path), length_penalty=-1)
+    with pytest.raises(ValueError, match="beam_search only"):
+        export_model(classifier(), str(tmp_path), length_penalty=0.5)
 
 
 # The README's example: translating with the .tflite files and the tokenizer
