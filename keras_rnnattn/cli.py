@@ -1,11 +1,21 @@
-"""The `keras-rnnattn` command: presets, translate, classify, tag, generate, train, export."""
+"""The `keras-rnnattn` command: presets, translate, classify, tag, generate, train, export.
+
+Commands that need no model (`presets`, `--help`, argument errors, unknown
+presets) import neither Keras nor a backend. Every failure a user can cause
+prints one line on stderr, `keras-rnnattn COMMAND: error: ...`, and a non-zero
+exit status; `--traceback` shows the Python traceback and the backend's own
+log instead.
+"""
 
 import argparse
+import contextlib
 import importlib
 import inspect
+import logging
 import os
 import subprocess
 import sys
+import warnings
 
 PROG = "keras-rnnattn"
 
@@ -24,6 +34,70 @@ class _CommandError(Exception):
     def __init__(self, message, code=2):
         super().__init__(message)
         self.code = code
+
+
+# --- The backend, imported quietly ------------------------------------------------------
+@contextlib.contextmanager
+def _native_stderr_silenced():
+    """Sends what is written to file descriptor 2 meanwhile to /dev/null.
+
+    TensorFlow's native libraries log through absl before `absl::InitializeLog`
+    is called, so their lines ("All log messages before absl::InitializeLog()
+    is called are written to STDERR", "Could not find cuda drivers") ignore
+    `TF_CPP_MIN_LOG_LEVEL` and go straight to file descriptor 2 while the
+    library loads. Nothing but redirecting the descriptor keeps them out.
+    """
+    try:
+        sys.stderr.flush()
+        saved = os.dup(2)
+    except (AttributeError, OSError, ValueError):  # no stderr to protect
+        yield
+        return
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, 2)
+        os.close(devnull)
+        yield
+    finally:
+        with contextlib.suppress(AttributeError, OSError, ValueError):
+            sys.stderr.flush()
+        os.dup2(saved, 2)
+        os.close(saved)
+
+
+def _import_backend(verbose=False):
+    """Imports Keras and its backend without their log lines on stderr.
+
+    Args:
+        verbose: bool, keep the backend's log (for `--traceback`).
+    """
+    if "keras" in sys.modules or verbose:
+        import keras  # noqa: F401
+
+        return
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")  # TensorFlow's C++ log
+    with _native_stderr_silenced():
+        import keras  # noqa: F401 (imports the backend: TensorFlow, JAX or torch)
+    # Python-side loggers (TensorFlow's tf_logging, absl, JAX): errors only.
+    for name in ("tensorflow", "absl", "jax", "jax._src.xla_bridge"):
+        logging.getLogger(name).setLevel(logging.ERROR)
+    absl_logging = sys.modules.get("absl.logging")
+    if absl_logging is not None:
+        absl_logging.set_verbosity(absl_logging.ERROR)
+
+
+def _show_warning(message, category, filename, lineno, file=None, line=None):
+    """Python warnings as one line each: `keras-rnnattn: warning: ...`."""
+    text = " ".join(str(message).split())
+    print(f"{PROG}: warning: {text}", file=sys.stderr)
+
+
+class _Parser(argparse.ArgumentParser):
+    """An argument parser whose errors are one line on stderr, exit status 2."""
+
+    def error(self, message):
+        message = " ".join(message.split())
+        self.exit(2, f"{self.prog}: error: {message} (see `{self.prog} --help`)\n")
 
 
 # --- Argument types ------------------------------------------------------------------
@@ -93,11 +167,21 @@ def _map_texts(texts, function, batch_size, what):
     return results
 
 
-def _load(preset, method):
-    """Loads a preset and checks that its model has `method`."""
+def _find(preset):
+    """The folder of a preset (name or path), found without importing Keras."""
+    from keras_rnnattn.preset_catalog import find_preset
+
+    return find_preset(preset)
+
+
+def _load(args, method):
+    """Loads the preset of `args.preset` and checks that its model has `method`."""
+    preset = args.preset
+    path = _find(preset)
+    _import_backend(verbose=args.traceback)
     from keras_rnnattn.presets import load_preset
 
-    model = load_preset(preset)
+    model = load_preset(path)
     if not callable(getattr(model, method, None)):
         commands = [
             command
@@ -118,58 +202,93 @@ def _load(preset, method):
 
 def _numbered(path, index, count):
     """`attention.png` for one text; `attention-1.png`, `attention-2.png`... for more."""
-    if count == 1:
-        return path
     root, ext = os.path.splitext(path)
+    if count == 1:
+        return path if ext else path + ".png"  # matplotlib would add it too
     return f"{root}-{index + 1}{ext or '.png'}"
 
 
 # --- Commands --------------------------------------------------------------------------
-def _cmd_presets(args):
-    from keras_rnnattn.presets import PRESETS_ENV, list_presets, preset_dirs
+def _size(n_bytes):
+    """`532 B`, `85.9 kB`, `11.9 MB`."""
+    if n_bytes < 1000:
+        return f"{n_bytes} B"
+    if n_bytes < 1000**2:
+        return f"{n_bytes / 1000:.1f} kB"
+    return f"{n_bytes / 1000**2:.1f} MB"
 
-    summaries = list_presets()
+
+def _count(n):
+    """`812`, `41.3k`, `5.5M`."""
+    if n < 1000:
+        return str(n)
+    if n < 1000**2:
+        return f"{n / 1000:.1f}k"
+    return f"{n / 1000**2:.1f}M"
+
+
+def _cmd_presets(args):
+    from keras_rnnattn.preset_catalog import (
+        PRESETS_ENV,
+        headline_metric,
+        preset_details,
+        preset_dirs,
+    )
+
+    details = preset_details()
     if args.json:
         import json
 
-        print(json.dumps(summaries, indent=1, ensure_ascii=False))
+        print(json.dumps(details, indent=1, ensure_ascii=False))
         return 0
-    if not summaries:
+    if not details:
         searched = ", ".join(preset_dirs()) or "no preset folder exists"
         print(f"No presets found ({searched}). Add folders with {PRESETS_ENV}.")
         return 0
-    rows = [("name", "class", "parameters", "metrics", "description")]
-    for name, s in summaries.items():
-        params = s.get("parameter_count")
-        metrics = ", ".join(
-            f"{k} {v:.4g}" if isinstance(v, (int, float)) else f"{k} {v}"
-            for k, v in (s.get("metrics") or {}).items()
-        )
+    rows = [("name", "class", "test result", "parameters", "size")]
+    for name, entry in details.items():
+        metadata = entry["metadata"]
+        metric = headline_metric(metadata.get("metrics"))
+        params = metadata.get("parameter_count")
         rows.append(
             (
                 name,
-                str(s.get("class_name") or "?"),
-                f"{params:,}" if isinstance(params, int) else "?",
-                metrics,
-                s.get("error") or str(s.get("description") or ""),
+                str(metadata.get("class_name") or "?"),
+                f"{metric[0]} {metric[1]:.4g}" if metric else "-",
+                _count(params) if isinstance(params, int) else "?",
+                _size(entry["bytes"]),
             )
         )
-    widths = [max(len(row[i]) for row in rows) for i in range(4)]
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     for row in rows:
         cells = [cell.ljust(width) for cell, width in zip(row, widths)]
-        print("  ".join(cells + [row[4]]).rstrip())
+        print("  ".join(cells).rstrip())
     return 0
 
 
 def _cmd_translate(args):
-    from keras_rnnattn.presets import preset_length_penalty
+    from keras_rnnattn.preset_catalog import preset_beam_penalties
 
-    model = _load(args.preset, "translate")
+    if args.attention:
+        folder = os.path.dirname(os.path.abspath(args.attention))
+        if not os.path.isdir(folder):
+            raise _CommandError(
+                f"cannot write the attention plot {args.attention}: there is no "
+                f"folder {folder} (create it first)"
+            )
+    model = _load(args, "translate")
     texts = _read_texts(args.texts)
-    alpha = args.length_penalty
-    if alpha is None:
-        alpha = preset_length_penalty(args.preset) if args.beam > 1 else 0.0
-    kwargs = {"beam_size": args.beam, "length_penalty": alpha}
+    # Beam search uses the penalties the preset's recipe validated (as the
+    # exported beam_search does); greedy search has none.
+    penalties = {"length_penalty": 0.0, "coverage_penalty": 0.0}
+    if args.beam > 1:
+        penalties = preset_beam_penalties(args.preset)
+    for name in penalties:
+        if getattr(args, name) is not None:
+            penalties[name] = getattr(args, name)
+    kwargs = {"beam_size": args.beam, "length_penalty": penalties["length_penalty"]}
+    if penalties["coverage_penalty"]:
+        kwargs["coverage_penalty"] = penalties["coverage_penalty"]
     if args.max_length is not None:
         kwargs["max_length"] = args.max_length
     results = _map_texts(
@@ -201,7 +320,7 @@ def _cmd_translate(args):
 
 
 def _cmd_classify(args):
-    model = _load(args.preset, "classify")
+    model = _load(args, "classify")
     texts = _read_texts(args.texts)
 
     def classify(batch):
@@ -220,7 +339,7 @@ def _cmd_classify(args):
 
 
 def _cmd_tag(args):
-    model = _load(args.preset, "tag")
+    model = _load(args, "tag")
     texts = _read_texts(args.texts)
     for result in _map_texts(texts, model.tag, args.batch_size, "tagged"):
         pairs = result or []
@@ -229,7 +348,7 @@ def _cmd_tag(args):
 
 
 def _cmd_generate(args):
-    model = _load(args.preset, "generate")
+    model = _load(args, "generate")
     prompts = args.prompts if args.prompts else _read_texts(None)
     kwargs = {
         "max_length": args.max_length,
@@ -277,9 +396,8 @@ def _cmd_train(args):
 
 
 def _cmd_export(args):
-    from keras_rnnattn.presets import find_preset
-
-    path = find_preset(args.preset)
+    path = _find(args.preset)
+    _import_backend(verbose=args.traceback)
     try:
         module = importlib.import_module("keras_rnnattn.export")
     except ModuleNotFoundError as error:
@@ -295,7 +413,14 @@ def _cmd_export(args):
         )
     options = {
         name: getattr(args, name)
-        for name in ("batch_size", "sequence_length", "max_length", "beam_size")
+        for name in (
+            "batch_size",
+            "sequence_length",
+            "max_length",
+            "beam_size",
+            "length_penalty",
+            "coverage_penalty",
+        )
         if getattr(args, name) is not None
     }
     written = export_preset(
@@ -337,7 +462,7 @@ def build_parser():
     >>> args.command, args.texts
     ('classify', ['good'])
     """
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog=PROG,
         description="Use and train the pretrained keras-rnnattn models.",
         epilog="Texts are read from stdin, one per line, when none are given. "
@@ -368,6 +493,14 @@ def build_parser():
         metavar="A",
         help="GNMT length penalty alpha of the beam (larger: longer outputs; "
         "default: the alpha the preset's recipe validated, else 0)",
+    )
+    p.add_argument(
+        "--coverage-penalty",
+        type=_non_negative_float,
+        default=None,
+        metavar="B",
+        help="coverage penalty beta of the beam (default: the beta the preset's "
+        "recipe validated, else 0)",
     )
     p.add_argument(
         "--max-length",
@@ -455,6 +588,21 @@ def build_parser():
         metavar="N",
         help="beam of the translator's beam_search signature (default 4)",
     )
+    p.add_argument(
+        "--length-penalty",
+        type=_non_negative_float,
+        metavar="A",
+        help="length penalty alpha of the beam_search signature (default: the "
+        "alpha the preset's recipe validated, as `translate --beam` uses; "
+        "recorded in export.json)",
+    )
+    p.add_argument(
+        "--coverage-penalty",
+        type=_non_negative_float,
+        metavar="B",
+        help="coverage penalty beta of the beam_search signature (default: the "
+        "preset's, else 0)",
+    )
     p.add_argument("out", metavar="OUT", help="the output folder")
     p.set_defaults(handler=_cmd_export)
     return parser
@@ -467,9 +615,11 @@ def main(argv=None):
         argv: list of str, the arguments (default: `sys.argv[1:]`).
 
     Returns:
-        int, the exit status: 0 on success, 2 for bad arguments and unknown
-        presets or applications (a one-line message on stderr, no traceback),
-        1 for other explained failures; `train` returns the recipe's status.
+        int, the exit status: 0 on success, 2 for bad arguments, bad inputs
+        and unknown presets or applications, 1 for other failures (files,
+        folders, missing packages); each failure prints one line on stderr
+        and no traceback (unless `--traceback`). `train` returns the recipe's
+        status.
 
     Example:
 
@@ -488,20 +638,13 @@ def main(argv=None):
         print(f"{PROG} {__version__}")
         return 0
     if args.command is None:
-        parser.print_usage(sys.stderr)
-        print(f"{PROG}: error: choose a command", file=sys.stderr)
+        print(f"{PROG}: error: choose a command (see `{PROG} --help`)", file=sys.stderr)
         return 2
     try:
-        return args.handler(args)
-    except (_CommandError, ValueError, ImportError, RuntimeError) as error:
-        if args.traceback:
-            raise
-        code = error.code if isinstance(error, _CommandError) else 2
-        if isinstance(error, (ImportError, RuntimeError)):
-            code = 1
-        message = " ".join(str(error).split())
-        print(f"{PROG} {args.command}: error: {message}", file=sys.stderr)
-        return code
+        with warnings.catch_warnings():
+            if not args.traceback:
+                warnings.showwarning = _show_warning
+            return args.handler(args)
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:
@@ -513,6 +656,30 @@ def main(argv=None):
         except (OSError, ValueError):
             pass
         return 1
+    except Exception as error:
+        if args.traceback:
+            raise
+        code, message = _explain(error)
+        print(f"{PROG} {args.command}: error: {message}", file=sys.stderr)
+        return code
+
+
+def _explain(error):
+    """`(exit status, one-line message)` for an exception."""
+    if isinstance(error, _CommandError):
+        code, message = error.code, str(error)
+    elif isinstance(error, ValueError):  # bad input, unknown or broken preset
+        code, message = 2, str(error)
+    elif isinstance(error, OSError) and error.strerror:  # files and folders
+        code, message = 1, error.strerror
+        if error.filename is not None:
+            message += f": {error.filename}"
+    elif isinstance(error, (ImportError, RuntimeError, OSError)):
+        code, message = 1, str(error)
+    else:
+        code = 1
+        message = f"{type(error).__name__}: {error} (run with --traceback to see where)"
+    return code, " ".join(message.split()) or type(error).__name__
 
 
 if __name__ == "__main__":

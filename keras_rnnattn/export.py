@@ -7,8 +7,9 @@ What each model exports (SavedModel signatures; TFLite files of the same names):
 - `Translator`: `encode` (source ids to the decoding state), `decode_step`
   (one token and the state to logits, the new state and the attention
   weights), `greedy` and `beam_search` (source ids to output ids and scores,
-  the whole decode loop inside the graph, `max_length` fixed at export).
-  `serving_default` is `greedy`.
+  the whole decode loop inside the graph, `max_length`, the beam size and the
+  beam's length and coverage penalties fixed at export). `serving_default` is
+  `greedy`.
 - `AttentiveLanguageModel`: `decode_step`, and `sample` (prompt ids and the
   uniform random numbers to draw with, to generated ids).
 
@@ -48,6 +49,8 @@ def export_model(
     sequence_length=None,
     max_length=None,
     beam_size=4,
+    length_penalty=0.0,
+    coverage_penalty=0.0,
     temperature=1.0,
     top_k=None,
     top_p=None,
@@ -68,6 +71,13 @@ def export_model(
             the Translator's `max_target_length`, or the language model's
             `max_length - 1`.
         beam_size: int, the beam of the Translator's `beam_search` signature.
+        length_penalty: float α >= 0, GNMT's length penalty of the
+            Translator's `beam_search` (as in `Translator.translate`; 0 ranks
+            by log-probability). `export_preset` defaults it to the α the
+            preset's recipe validated, which `keras-rnnattn translate --beam`
+            uses too.
+        coverage_penalty: float β >= 0, the coverage penalty of the
+            Translator's `beam_search` (as in `Translator.translate`).
         temperature, top_k, top_p: the language model's sampling settings.
         quantize: bool, TFLite dynamic-range quantisation of the weights.
 
@@ -90,6 +100,8 @@ def export_model(
         sequence_length=sequence_length,
         max_length=max_length,
         beam_size=beam_size,
+        length_penalty=length_penalty,
+        coverage_penalty=coverage_penalty,
         temperature=temperature,
         top_k=top_k,
         top_p=top_p,
@@ -123,7 +135,12 @@ def export_preset(preset, path, format="saved_model", quantize=False, **options)
         quantize: bool, see `export_model`.
         **options: the other arguments of `export_model`; for TFLite,
             `batch_size` defaults to 1 and `sequence_length` to the model's
-            length limit.
+            length limit. For a Translator, `length_penalty` and
+            `coverage_penalty` default to the values the preset's recipe
+            validated (`metrics.beam_length_penalty` and
+            `metrics.beam_coverage_penalty` in its metadata.json, else 0), the
+            ones `keras-rnnattn translate --beam N` uses, so the exported
+            `beam_search` gives `translate`'s tokens; export.json records them.
 
     Returns:
         The output folder.
@@ -137,10 +154,15 @@ def export_preset(preset, path, format="saved_model", quantize=False, **options)
     >>> sorted(json.load(open(os.path.join(out, "export.json")))["signatures"])  # doctest: +SKIP
     ['beam_search', 'decode_step', 'encode', 'greedy']
     """
-    from keras_rnnattn.presets import find_preset, load_preset
+    from keras_rnnattn.presets import find_preset, load_preset, preset_beam_penalties
 
     _check_format(format)
-    model = load_preset(find_preset(preset))
+    path_in = find_preset(preset)
+    model = load_preset(path_in)
+    if _kind(model) == "translator":
+        for name, value in preset_beam_penalties(path_in).items():
+            if options.get(name) is None:
+                options[name] = value
     if format == "tflite":
         options.setdefault("batch_size", 1)
         if options.get("sequence_length") is None:
@@ -185,6 +207,13 @@ def _optional_int(name, value):
     return int(value)
 
 
+def _penalty(name, value):
+    number = isinstance(value, (int, float, np.integer, np.floating))
+    if not number or isinstance(value, bool) or not 0 <= value < float("inf"):
+        raise ValueError(f"`{name}` must be a float >= 0. Received: {name}={value!r}")
+    return float(value)
+
+
 def _length_limit(model):
     kind = _kind(model)
     if kind == "translator":
@@ -205,6 +234,13 @@ def _check_options(model, format, **options):
         )
     for name in ("batch_size", "sequence_length", "max_length", "beam_size", "top_k"):
         options[name] = _optional_int(name, options[name])
+    for name in ("length_penalty", "coverage_penalty"):
+        options[name] = _penalty(name, options[name])
+        if options[name] and kind != "translator":
+            raise ValueError(
+                f"`{name}` applies to the Translator's beam_search only; this "
+                f"{type(model).__name__} has none. Received: {name}={options[name]}"
+            )
     if format == "tflite":
         for name, example in (("batch_size", 1), ("sequence_length", 64)):
             if options[name] is None:
@@ -335,9 +371,15 @@ def _translator_endpoints(model, options, b, s, max_length):
     state_specs = _state_specs("state", states, b)
     memory_specs = _state_specs("memory", memory, b, s)
     source = _spec((b, s), "int32", "source_ids")
+    # The penalties as `Translator.translate` passes them: the nonzero ones.
+    penalties = {
+        name: options[name]
+        for name in ("length_penalty", "coverage_penalty")
+        if options[name]
+    }
     search = {
         "greedy": model._search_fn(1, max_length, {}),
-        "beam_search": model._search_fn(options["beam_size"], max_length, {}),
+        "beam_search": model._search_fn(options["beam_size"], max_length, penalties),
     }
 
     def encode(source_ids):
@@ -388,8 +430,9 @@ def _translator_endpoints(model, options, b, s, max_length):
             "beam_search",
             beam_search,
             [source],
-            f"source ids (B, S) -> the best of {options['beam_size']} beams: tokens "
-            f"(B, {max_length}), scores (B,)",
+            f"source ids (B, S) -> the best of {options['beam_size']} beams "
+            f"(length penalty {options['length_penalty']:g}, coverage penalty "
+            f"{options['coverage_penalty']:g}): tokens (B, {max_length}), scores (B,)",
         ),
     ]
 

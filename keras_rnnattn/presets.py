@@ -30,6 +30,11 @@ Presets are looked up by name, in order, in
    install);
 3. `keras_rnnattn/_saved_models/` inside the installed package, where
    `pip install .` puts the repository's `saved_models/`.
+
+Finding presets and reading their metadata (`find_preset`, `list_presets`,
+`preset_metadata`, `preset_beam_penalties`, `preset_length_penalty`,
+`preset_dirs`) is done by `keras_rnnattn.preset_catalog`, which imports no
+Keras; they are importable from here too.
 """
 
 import datetime
@@ -40,275 +45,29 @@ import os
 import keras
 import numpy as np
 
+from keras_rnnattn.preset_catalog import (  # noqa: F401 (re-exported)
+    CONFIG_FILE,
+    METADATA_FILE,
+    PRESETS_ENV,
+    WEIGHTS_FILE,
+    _candidate_dirs,
+    _read_json,
+    find_preset,
+    list_presets,
+    preset_beam_penalties,
+    preset_dirs,
+    preset_length_penalty,
+    preset_metadata,
+)
 from keras_rnnattn.preset_error import PresetError
 
-PRESETS_ENV = "KERAS_RNNATTN_PRESETS"
-CONFIG_FILE = "config.json"
-WEIGHTS_FILE = "model.weights.h5"
-METADATA_FILE = "metadata.json"
 FORMAT_VERSION = 1
 MAX_PRESET_MB = 20
 
-_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 _LFS_POINTER = b"version https://git-lfs"
 
 
-# --- Where presets live ---------------------------------------------------------
-def _env_dirs():
-    return [d for d in os.environ.get(PRESETS_ENV, "").split(os.pathsep) if d]
-
-
-def _candidate_dirs():
-    """Every folder presets are looked up in, in order, existing or not."""
-    dirs = _env_dirs()
-    root = os.path.dirname(_PACKAGE_DIR)
-    if os.path.isfile(os.path.join(root, "pyproject.toml")):
-        dirs.append(os.path.join(root, "saved_models"))
-    dirs.append(os.path.join(_PACKAGE_DIR, "_saved_models"))
-    unique = []
-    for d in dirs:
-        d = os.path.abspath(os.path.expanduser(d))
-        if d not in unique:
-            unique.append(d)
-    return unique
-
-
-def preset_dirs():
-    """The folders that presets are looked up in, in order (existing ones only).
-
-    Returns:
-        list of absolute paths: the folders of `$KERAS_RNNATTN_PRESETS`, the
-        checkout's `saved_models/`, the installed package's `_saved_models/`.
-
-    Example:
-
-    >>> isinstance(preset_dirs(), list)
-    True
-    """
-    return [d for d in _candidate_dirs() if os.path.isdir(d)]
-
-
-def _preset_folders():
-    """`{name: path}` of every preset folder (one with config.json); first wins."""
-    found = {}
-    for directory in preset_dirs():
-        for name in sorted(os.listdir(directory)):
-            path = os.path.join(directory, name)
-            if name not in found and os.path.isfile(os.path.join(path, CONFIG_FILE)):
-                found[name] = path
-    return found
-
-
-def _looks_like_path(name):
-    return (
-        isinstance(name, os.PathLike)
-        or os.sep in name
-        or "/" in name
-        or name.startswith((".", "~"))
-    )
-
-
-def find_preset(name_or_dir):
-    """The folder of a preset given by name or by path.
-
-    A bare name is looked up in `preset_dirs()` first, then taken as a folder
-    relative to the working directory; a string with a slash (or starting with
-    `.` or `~`) or a `pathlib.Path` is always a path.
-
-    Args:
-        name_or_dir: str or path-like, a preset name (`"ding_de_en_bahdanau"`) or
-            a preset folder.
-
-    Returns:
-        The absolute path of the folder.
-
-    Raises:
-        PresetError: no such preset; the message lists the available presets
-            and the folders searched.
-
-    Example:
-
-    >>> try:
-    ...     find_preset("no_such_preset")
-    ... except ValueError as error:
-    ...     print(type(error).__name__)
-    PresetError
-    """
-    if not isinstance(name_or_dir, (str, os.PathLike)):
-        raise PresetError(
-            "A preset is a name or a folder path (str or path-like). "
-            f"Received: name_or_dir={name_or_dir!r}"
-        )
-    name = os.fspath(name_or_dir)
-    if "://" in name:
-        raise PresetError(
-            "Remote presets are not supported: download the preset folder and "
-            f"pass its path. Received: name_or_dir={name!r}"
-        )
-    if not _looks_like_path(name):
-        folders = _preset_folders()
-        if name in folders:
-            return folders[name]
-    path = os.path.abspath(os.path.expanduser(name))
-    if os.path.isdir(path):
-        return path
-    if _looks_like_path(name):
-        raise PresetError(
-            f"No preset folder at {path}. Pass the folder that holds "
-            f"{CONFIG_FILE} and {WEIGHTS_FILE}, or a preset name. "
-            f"Received: name_or_dir={name!r}"
-        )
-    raise PresetError(_unknown_name_message(name))
-
-
-def _unknown_name_message(name):
-    presets = list_presets()
-    if presets:
-        listed = ", ".join(
-            f"{n} ({s.get('class_name') or 'unknown class'})"
-            for n, s in presets.items()
-        )
-        available = f"Available presets: {listed}."
-    else:
-        available = "No presets are installed."
-    env_dirs = [os.path.abspath(os.path.expanduser(d)) for d in _env_dirs()]
-    searched = ", ".join(
-        d if os.path.isdir(d) else f"{d} (missing)"
-        for d in _candidate_dirs()
-        if os.path.isdir(d) or d in env_dirs
-    )
-    return (
-        f"Unknown preset {name!r}. {available} Looked in: {searched or 'nothing'} (add folders "
-        f"with the environment variable {PRESETS_ENV}). Or pass the path of a "
-        "preset folder."
-    )
-
-
-def list_presets():
-    """The available presets and what they are, read from their metadata.json.
-
-    Only metadata.json files are read: no model is built.
-
-    Returns:
-        dict `{name: summary}`, names sorted within each folder of
-        `preset_dirs()`; each summary is a dict with `"description"`,
-        `"class_name"`, `"registered_name"` (the Keras registration,
-        `"package>Class"`), `"parameter_count"`, `"metrics"` (a dict) and
-        `"path"`.
-        A preset whose metadata.json is missing or unreadable has empty fields
-        and an `"error"` saying why.
-
-    Example:
-
-    >>> summaries = list_presets()
-    >>> all("class_name" in s for s in summaries.values())
-    True
-    """
-    out = {}
-    for name, path in _preset_folders().items():
-        summary = {
-            "description": "",
-            "class_name": None,
-            "registered_name": None,
-            "parameter_count": None,
-            "metrics": {},
-            "path": path,
-        }
-        try:
-            metadata = _read_json(path, METADATA_FILE)
-        except PresetError as error:
-            summary["error"] = str(error)
-        else:
-            for key in (
-                "description",
-                "class_name",
-                "registered_name",
-                "parameter_count",
-            ):
-                if key in metadata:
-                    summary[key] = metadata[key]
-            if isinstance(metadata.get("metrics"), dict):
-                summary["metrics"] = metadata["metrics"]
-        out[name] = summary
-    return out
-
-
-def preset_metadata(name_or_dir):
-    """The metadata of a preset: its metadata.json as a dict.
-
-    Reads one JSON file and builds no model.
-
-    Args:
-        name_or_dir: str or path-like, a preset name or folder, as in
-            `find_preset`.
-
-    Returns:
-        The dict of metadata.json; `{}` for a preset folder without one.
-
-    Raises:
-        PresetError: no such preset, or a metadata.json that is not a JSON
-            object.
-
-    Example:
-
-    >>> import tempfile
-    >>> folder = tempfile.mkdtemp()
-    >>> preset_metadata(folder)
-    {}
-    """
-    path = find_preset(name_or_dir)
-    if not os.path.isfile(os.path.join(path, METADATA_FILE)):
-        return {}
-    return _read_json(path, METADATA_FILE)
-
-
-def preset_length_penalty(name_or_dir):
-    """The beam's length penalty α a translator preset's recipe validated.
-
-    Recipes record it as `metrics.beam_length_penalty` in metadata.json (the α
-    of GNMT's length penalty that scored best on the validation split).
-
-    Args:
-        name_or_dir: str or path-like, a preset name or folder.
-
-    Returns:
-        float, the recorded α; 0.0 when the metadata records none.
-
-    Example:
-
-    >>> import tempfile
-    >>> preset_length_penalty(tempfile.mkdtemp())
-    0.0
-    """
-    metrics = preset_metadata(name_or_dir).get("metrics")
-    if not isinstance(metrics, dict):
-        return 0.0
-    return float(metrics.get("beam_length_penalty", 0.0))
-
-
 # --- Files -----------------------------------------------------------------------
-def _read_json(path, filename):
-    file = os.path.join(path, filename)
-    if not os.path.isfile(file):
-        raise PresetError(
-            f"The preset folder {path} has no {filename}: it is not a complete "
-            "preset. Write presets with `model.save_to_preset(folder)`."
-        )
-    try:
-        with open(file, encoding="utf-8") as f:
-            data = json.load(f)
-    except (ValueError, UnicodeDecodeError) as error:
-        raise PresetError(
-            f"{file} is not valid JSON ({error}): the file is corrupt; write the "
-            "preset again with `model.save_to_preset(folder)`."
-        ) from None
-    if not isinstance(data, dict):
-        raise PresetError(
-            f"{file} must hold a JSON object. Received: {type(data).__name__}"
-        )
-    return data
-
-
 def _file_facts(file):
     digest = hashlib.sha256()
     with open(file, "rb") as f:

@@ -82,6 +82,7 @@ class TinyTranslator(TinyModel):
         coverage_penalty=0.0,
     ):
         penalty = f", alpha {length_penalty}" if length_penalty else ""
+        penalty += f", beta {coverage_penalty}" if coverage_penalty else ""
         out = [
             " ".join(text.split()[::-1]) + f" (beam {beam_size}{penalty})"
             for text in texts

@@ -9,7 +9,9 @@ import types
 
 import pytest
 
-from keras_rnnattn import cli, presets
+from keras_rnnattn import cli, preset_catalog, presets
+from keras_rnnattn.models import Translator
+from keras_rnnattn.text import CharTokenizer
 from tests.preset_test_models import (
     TinyClassifier,
     TinyGenerator,
@@ -35,6 +37,12 @@ def preset_root(tmp_path_factory):
     )
     TinyGenerator().save_to_preset(root / "tiny_gen", {"description": "echoes"})
     TinyTagger().save_to_preset(root / "tiny_tag", {"description": "tags"})
+    # A real (untrained) Translator, which a fresh process loads without the
+    # test classes.
+    tokenizer = CharTokenizer().fit(["abcd"])
+    Translator(
+        tokenizer, tokenizer, embedding_dim=4, units=4, max_target_length=6
+    ).save_to_preset(root / "real_tr", {"description": "a real translator"})
     return root
 
 
@@ -60,36 +68,51 @@ def assert_one_line_error(code, err, expected_code=2):
 
 
 # --- presets ---------------------------------------------------------------------------
-def test_presets_prints_a_table(run, preset_root):
+def test_presets_prints_a_narrow_table(run, preset_root):
     code, out, err = run("presets")
     assert code == 0, err
     lines = out.splitlines()
-    assert lines[0].split() == ["name", "class", "parameters", "metrics", "description"]
+    assert lines[0].split() == ["name", "class", "test", "result", "parameters", "size"]
     rows = {line.split()[0]: line for line in lines[1:]}
-    assert {"tiny_clf", "tiny_tr", "tiny_gen", "tiny_tag"} <= set(rows)
+    assert {"tiny_clf", "tiny_tr", "tiny_gen", "tiny_tag", "real_tr"} <= set(rows)
     params = TinyClassifier().count_params()
-    assert rows["tiny_clf"].split()[:3] == ["tiny_clf", "TinyClassifier", str(params)]
-    assert "accuracy 0.5" in rows["tiny_clf"]
-    assert rows["tiny_clf"].endswith("says neg or pos")
-    # The columns line up: every description starts at the same place.
-    starts = {
-        rows[n].index(d) for n, d in [("tiny_tr", "reverses"), ("tiny_tag", "tags")]
-    }
-    assert len(starts) == 1
+    size = sum(
+        os.path.getsize(preset_root / "tiny_clf" / f)
+        for f in os.listdir(preset_root / "tiny_clf")
+    )
+    assert rows["tiny_clf"].split() == [
+        "tiny_clf",
+        "TinyClassifier",
+        "accuracy",
+        "0.5",
+        str(params),
+        f"{size / 1000:.1f}",
+        "kB",
+    ]
+    assert rows["tiny_tr"].split()[2] == "-"  # no metrics
+    # No descriptions or nested metadata: one short row per preset (the shipped
+    # presets of the checkout are listed too), and the columns line up.
+    assert max(len(line) for line in lines) < 110
+    assert len({line.index(line.split()[1]) for line in lines}) == 1
 
 
 def test_presets_when_there_are_none(run, monkeypatch, tmp_path):
-    monkeypatch.setattr(presets, "_PACKAGE_DIR", str(tmp_path / "pkg"))
+    monkeypatch.setattr(preset_catalog, "_PACKAGE_DIR", str(tmp_path / "pkg"))
     monkeypatch.setenv(presets.PRESETS_ENV, str(tmp_path / "empty"))
     code, out, _ = run("presets")
     assert code == 0
     assert out.startswith("No presets found (no preset folder exists).")
 
 
-def test_presets_json_is_list_presets(run):
+def test_presets_json_prints_every_metadata_entry(run, preset_root):
     code, out, _ = run("presets", "--json")
     assert code == 0
-    assert json.loads(out) == presets.list_presets()
+    printed = json.loads(out)
+    assert printed == preset_catalog.preset_details()
+    clf = printed["tiny_clf"]
+    assert clf["path"] == str(preset_root / "tiny_clf")
+    with open(preset_root / "tiny_clf" / "metadata.json", encoding="utf-8") as f:
+        assert clf["metadata"] == json.load(f)
 
 
 # --- translate ---------------------------------------------------------------------------
@@ -124,6 +147,8 @@ def test_translate_beam_defaults_to_the_presets_validated_length_penalty(run):
     argv = ("translate", "--preset", "tiny_tr_alpha", "--beam", "4")
     _, out, _ = run(*argv, "--length-penalty", "0", "a")
     assert out == "a (beam 4)\n"
+    _, out, _ = run(*argv, "--coverage-penalty", "0.3", "a")
+    assert out == "a (beam 4, alpha 0.8, beta 0.3)\n"
     # A preset whose metadata records no α beams without one.
     _, out, _ = run("translate", "--preset", "tiny_tr", "--beam", "4", "a")
     assert out == "a (beam 4)\n"
@@ -180,6 +205,32 @@ def test_translate_writes_attention_plots(run, tmp_path):
     assert code == 0, err
     assert sorted(os.listdir(tmp_path)) == ["many-1.png", "many-2.png", "one.png"]
     assert "many-2.png" in err
+    code, _, err = run(
+        "translate", "--preset", "tiny_tr", "--attention", str(tmp_path / "x"), "a"
+    )
+    assert code == 0 and err.strip().endswith("x.png")  # the file written
+    assert (tmp_path / "x.png").is_file()
+
+
+def test_attention_plot_that_cannot_be_written_is_one_line(run, tmp_path):
+    taken = tmp_path / "taken.png"
+    os.makedirs(taken)  # a folder has the file's name
+    code, out, err = run(
+        "translate", "--preset", "tiny_tr", "--attention", str(taken), "a b"
+    )
+    assert_one_line_error(code, err, expected_code=1)
+    assert out == "b a (beam 1)\n"  # the translation came first
+    assert err.startswith("keras-rnnattn translate: error: ") and str(taken) in err
+
+
+def test_attention_into_a_missing_folder_is_one_line(run, tmp_path):
+    target = tmp_path / "plots" / "out.png"
+    code, out, err = run(
+        "translate", "--preset", "tiny_tr", "--attention", str(target), "a b"
+    )
+    assert_one_line_error(code, err)
+    assert out == ""  # checked before translating
+    assert f"there is no folder {tmp_path / 'plots'}" in err
 
 
 # --- classify, tag, generate -------------------------------------------------------------
@@ -353,6 +404,14 @@ def test_export_calls_export_preset(run, monkeypatch, preset_root, tmp_path):
     )  # fmt: skip
     assert code == 0, err
     assert calls[-1][-1] == {"batch_size": 2, "sequence_length": 16}
+    # The beam's penalties are passed only when given: export_preset defaults
+    # them to the preset's (tests/test_export.py checks that).
+    code, _, err = run(
+        "export", "--preset", "tiny_tr_alpha", "--format", "tflite",
+        "--length-penalty", "0.5", "--coverage-penalty", "0.2", out,
+    )  # fmt: skip
+    assert code == 0, err
+    assert calls[-1][-1] == {"length_penalty": 0.5, "coverage_penalty": 0.2}
     assert stdout == out + ".tflite\n"
     code, _, err = run("export", "--preset", "nope", "--format", "tflite", out)
     assert_one_line_error(code, err)
@@ -380,5 +439,81 @@ def test_runs_as_a_program(preset_root):
     )
     assert failed.returncode == 2
     assert failed.stdout == ""
-    assert "Unknown preset 'x'. Available presets: tiny_clf" in failed.stderr
+    assert "Unknown preset 'x'. Available presets: real_tr (Translator), tiny_clf" in (
+        failed.stderr
+    )
     assert "Traceback" not in failed.stderr
+
+
+# Commands that need no model, run in a fresh process: each error is one line on
+# stderr, and neither Keras nor a backend is imported.
+NO_MODEL = """
+import contextlib, io, json, sys
+from keras_rnnattn import cli
+results = []
+for argv in json.loads(sys.argv[1]):
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = cli.main(argv)
+    results.append([code, out.getvalue(), err.getvalue()])
+imported = [m for m in ("keras", "tensorflow", "jax", "torch") if m in sys.modules]
+print(json.dumps({"results": results, "imported": imported}))
+"""
+
+
+def test_commands_without_a_model_import_no_backend(preset_root, tmp_path):
+    missing = str(tmp_path / "plots" / "out.png")
+    cases = [
+        (["presets"], 0, "tiny_clf"),
+        (["presets", "--json"], 0, '"tiny_clf"'),
+        (["--help"], 0, "usage:"),
+        (["translate", "--preset", "nope", "a"], 2, "Unknown preset 'nope'"),
+        (["tag", "--preset", "./no/such/folder", "a"], 2, "No preset folder at"),
+        (["export", "--preset", "nope", "--format", "tflite", "o"], 2, "Unknown"),
+        (["translate", "--preset", "tiny_tr", "--attention", missing, "a"], 2, "no folder"),
+        (["translate", "--preset", "tiny_tr", "--beam", "0", "a"], 2, "int >= 1"),
+        (["translate", "a"], 2, "--preset"),
+        (["frobnicate"], 2, "invalid choice"),
+        ([], 2, "choose a command"),
+    ]  # fmt: skip
+    env = dict(os.environ, PYTHONPATH=REPO, **{presets.PRESETS_ENV: str(preset_root)})
+    done = subprocess.run(
+        [sys.executable, "-c", NO_MODEL, json.dumps([argv for argv, _, _ in cases])],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["imported"] == []
+    for (argv, expected_code, expected), (code, out, err) in zip(
+        cases, report["results"]
+    ):
+        assert code == expected_code, (argv, err)
+        if code == 0:
+            assert expected in out and err == "", argv
+        else:
+            assert len(err.splitlines()) == 1, (argv, err)
+            assert err.startswith("keras-rnnattn") and expected in err, (argv, err)
+            assert out == "", argv
+
+
+def test_errors_after_loading_a_model_are_one_line_without_backend_logs(preset_root):
+    # The backend is imported (TensorFlow logs through absl while it loads,
+    # whatever TF_CPP_MIN_LOG_LEVEL says) and the model loaded before the error.
+    env = dict(os.environ, PYTHONPATH=REPO, **{presets.PRESETS_ENV: str(preset_root)})
+    env.pop("TF_CPP_MIN_LOG_LEVEL", None)
+    done = subprocess.run(
+        [sys.executable, "-m", "keras_rnnattn.cli", "classify", "--preset", "real_tr"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.splitlines() == [
+        "keras-rnnattn classify: error: preset 'real_tr' holds a model of class "
+        "Translator, which has no classify(): use `keras-rnnattn translate`"
+    ]
+    assert done.stdout == ""

@@ -125,13 +125,18 @@ def test_tagger_saved_model(tmp_path):
     )
 
 
-def check_translator_saved_model(model, path):
-    """Greedy and beam tokens identical, encode + decode_step = greedy."""
+def check_translator_saved_model(model, path, **penalties):
+    """Greedy and beam tokens identical, encode + decode_step = greedy.
+
+    `penalties`: the beam's `length_penalty` and `coverage_penalty` exported.
+    """
     loaded = tf.saved_model.load(path)
     ids = model.encode_source([s for s, _ in PAIRS])
-    for name, beam in (("greedy", 1), ("beam_search", 4)):
+    for name, beam, kwargs in (("greedy", 1, {}), ("beam_search", 4, penalties)):
         got = loaded.signatures[name](source_ids=tf.constant(ids))
-        tokens, scores = model.generate_ids(ids, beam_size=beam, max_length=12)
+        tokens, scores = model.generate_ids(
+            ids, beam_size=beam, max_length=12, **kwargs
+        )
         np.testing.assert_array_equal(got["tokens"].numpy(), tokens)
         np.testing.assert_allclose(got["scores"].numpy(), scores, atol=1e-4)
 
@@ -161,11 +166,14 @@ def export_tflite_and_check(model, path):
     check_translator_tflite(model, path)
 
 
-def check_translator_tflite(model, path):
-    """Encoder + decoder-step loop, and the whole greedy and beam loops."""
+def check_translator_tflite(model, path, **penalties):
+    """Encoder + decoder-step loop, and the whole greedy and beam loops.
+
+    `penalties`: the beam's `length_penalty` and `coverage_penalty` exported.
+    """
     ids = padded(model.encode_source(["abcd"]), 6)  # one sentence, 6 tokens
     greedy, _ = model.generate_ids(ids, max_length=12)
-    beam, _ = model.generate_ids(ids, beam_size=4, max_length=12)
+    beam, beam_scores = model.generate_ids(ids, beam_size=4, max_length=12, **penalties)
     info = manifest(path)
     assert {"encode", "decode_step", "greedy"} <= set(info["signatures"])
 
@@ -185,8 +193,9 @@ def check_translator_tflite(model, path):
     run = interpreter(os.path.join(path, "greedy.tflite"))
     np.testing.assert_array_equal(run(source_ids=ids)["tokens"], greedy)
     if "beam_search" in info["signatures"]:
-        run = interpreter(os.path.join(path, "beam_search.tflite"))
-        np.testing.assert_array_equal(run(source_ids=ids)["tokens"], beam)
+        got = interpreter(os.path.join(path, "beam_search.tflite"))(source_ids=ids)
+        np.testing.assert_array_equal(got["tokens"], beam)
+        np.testing.assert_allclose(got["scores"], beam_scores, atol=1e-4)
 
 
 @tf_only
@@ -217,16 +226,33 @@ def test_translator_ensemble_exports_like_a_translator(tmp_path):
 
 @tf_only
 def test_translator_saved_model(tmp_path):
+    # The beam's penalties are fixed at export (the beam without them is
+    # checked by the ensemble's test) and recorded.
     model = translator()
-    export_model(model, str(tmp_path), max_length=12)
-    check_translator_saved_model(model, str(tmp_path))
-    assert set(manifest(str(tmp_path))["signatures"]) == {
+    penalties = {"length_penalty": 1.5, "coverage_penalty": 0.4}
+    export_model(model, str(tmp_path), max_length=12, **penalties)
+    check_translator_saved_model(model, str(tmp_path), **penalties)
+    info = manifest(str(tmp_path))
+    assert set(info["signatures"]) == {
         "encode",
         "decode_step",
         "greedy",
         "beam_search",
         "serving_default",
     }
+    assert {k: info["options"][k] for k in penalties} == penalties
+    assert (
+        "length penalty 1.5, coverage penalty 0.4" in info["signatures"]["beam_search"]
+    )
+
+
+def test_penalties_are_checked(tmp_path):
+    tok = CharTokenizer().fit(["abcd"])
+    model = Translator(tok, tok, embedding_dim=4, units=4)
+    with pytest.raises(ValueError, match="length_penalty=-1"):
+        export_model(model, str(tmp_path), length_penalty=-1)
+    with pytest.raises(ValueError, match="beam_search only"):
+        export_model(classifier(), str(tmp_path), length_penalty=0.5)
 
 
 # The README's example: translating with the .tflite files and the tokenizer
@@ -250,11 +276,21 @@ assert "keras" not in sys.modules and "tensorflow" not in sys.modules
 
 @tf_only
 def test_translator_tflite(tmp_path):
+    # export_preset gives the beam the length penalty the preset's recipe
+    # validated (what `keras-rnnattn translate --beam` uses), and records it.
     model = translator()
-    export_model(
-        model, str(tmp_path), "tflite", batch_size=1, sequence_length=6, max_length=12
+    preset = model.save_to_preset(
+        str(tmp_path / "preset"), {"metrics": {"beam_length_penalty": 1.5}}
     )
-    check_translator_tflite(model, str(tmp_path))
+    export_preset(preset, str(tmp_path), "tflite", sequence_length=6)
+    check_translator_tflite(model, str(tmp_path), length_penalty=1.5)
+    info = manifest(str(tmp_path))
+    assert info["options"]["length_penalty"] == 1.5
+    assert info["options"]["coverage_penalty"] == 0.0
+    ids = padded(model.encode_source(["abcd"]), 6)
+    beam = interpreter(str(tmp_path / "beam_search.tflite"))(source_ids=ids)
+    translation = model.translate("abcd", beam_size=4, length_penalty=1.5)
+    assert model.target_tokenizer.decode(beam["tokens"][0]) == translation
     pytest.importorskip("ai_edge_litert.interpreter")
     env = {**os.environ, "PYTHONPATH": REPO}
     done = subprocess.run(
@@ -336,6 +372,10 @@ def test_exports_under_other_backends(tmp_path):
     artefacts that give this backend's results."""
     model = translator()
     export_tflite_and_check(model, str(tmp_path / "lite"))
-    preset = model.save_to_preset(str(tmp_path / "preset"))
+    # export_preset gives the beam the preset's validated length penalty.
+    preset = model.save_to_preset(
+        str(tmp_path / "preset"), {"metrics": {"beam_length_penalty": 1.5}}
+    )
     export_preset(preset, str(tmp_path / "sm"), max_length=12)
-    check_translator_saved_model(model, str(tmp_path / "sm"))
+    check_translator_saved_model(model, str(tmp_path / "sm"), length_penalty=1.5)
+    assert manifest(str(tmp_path / "sm"))["options"]["length_penalty"] == 1.5

@@ -13,7 +13,7 @@ import keras
 import numpy as np
 import pytest
 
-from keras_rnnattn import presets
+from keras_rnnattn import preset_catalog, presets
 from keras_rnnattn.preset_error import PresetError
 from keras_rnnattn.preset_mixin import PresetMixin
 from tests.preset_test_models import (
@@ -517,7 +517,7 @@ def test_installed_layout_is_found_without_a_checkout(tmp_path, monkeypatch, no_
     TinyClassifier().save_to_preset(package / "_saved_models" / "installed_clf")
     # A stray top-level saved_models/ in site-packages is not ours: ignored.
     TinyClassifier().save_to_preset(site / "saved_models" / "stray")
-    monkeypatch.setattr(presets, "_PACKAGE_DIR", str(package))
+    monkeypatch.setattr(preset_catalog, "_PACKAGE_DIR", str(package))
     assert presets.preset_dirs() == [str(package / "_saved_models")]
     assert list(presets.list_presets()) == ["installed_clf"]
     assert type(TinyClassifier.from_preset("installed_clf")) is TinyClassifier
@@ -533,7 +533,7 @@ def test_checkout_layout_and_search_order(tmp_path, monkeypatch, no_env):
     TinyClassifier().save_to_preset(checkout / "saved_models" / "shared")
     TinyTranslator().save_to_preset(package / "_saved_models" / "shared")
     TinyTranslator().save_to_preset(package / "_saved_models" / "only_installed")
-    monkeypatch.setattr(presets, "_PACKAGE_DIR", str(package))
+    monkeypatch.setattr(preset_catalog, "_PACKAGE_DIR", str(package))
     assert presets.preset_dirs() == [
         str(checkout / "saved_models"),
         str(package / "_saved_models"),

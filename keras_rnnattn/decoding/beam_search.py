@@ -163,7 +163,8 @@ def beam_search(
     def tile(x):  # (B, ...) -> (B * K, ...), the K beams of a row side by side
         return ops.repeat(x, beam_size, axis=0)
 
-    source_length = alignment.shape[-1] if coverage_penalty > 0 else None
+    # The source length may be known only when run (a graph of variable S).
+    source_length = ops.shape(alignment)[-1] if coverage_penalty > 0 else None
     beams = search.initial_state(start_ids, map_state(tile, state), source_length)
 
     def body(beams):
@@ -297,7 +298,7 @@ class _BeamSearch:
         coverage = beams.alive_coverage
         if self.coverage_penalty > 0.0:
             alignment = ops.reshape(
-                ops.cast(alignment, "float32"), (-1, k, coverage.shape[-1])
+                ops.cast(alignment, "float32"), (-1, k, ops.shape(coverage)[-1])
             )
             cand_coverage = _gather_beams(coverage + alignment, parents)  # (B, C, S)
             scores = scores + self.cp(cand_coverage)
@@ -349,7 +350,7 @@ def _flat_index(beam_ids, num_beams):
 
 def _gather_beams(x, beam_ids):
     """Picks beams: `x` `(B, M, ...)`, `beam_ids` `(B, C)` in [0, M) -> `(B, C, ...)`."""
-    rest = tuple(x.shape[2:])
+    rest = tuple(ops.shape(x)[2:])  # dynamic where unknown when traced
     flat = ops.reshape(x, (-1,) + rest)  # (B * M, ...)
     picked = ops.take(flat, _flat_index(beam_ids, x.shape[1]), axis=0)  # (B * C, ...)
     return ops.reshape(picked, (-1, beam_ids.shape[1]) + rest)
