@@ -33,8 +33,9 @@ fence (blank lines between are allowed); GitHub does not show them:
 
 Any other `<!-- test: ... -->` comment fails `test_directives`. Blocks skipped
 or not selected (`-m`, `-k`) do not run, nor do the blocks after the last
-selected one of a file; earlier unskipped blocks of the file run first, since a
-block may need them.
+selected one of a file; a selected block's predecessors in its file run first
+(those not skipped, and slow ones only under `-m slow`), since it may need them.
+`-rA` shows each block's time and output.
 """
 
 import dataclasses
