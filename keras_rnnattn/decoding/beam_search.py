@@ -256,7 +256,8 @@ class _BeamSearch:
 
     def cp(self, coverage):
         """GNMT's coverage penalty of coverage `(..., S)`, zero-coverage positions left out."""
-        capped = ops.where(coverage > 0.0, ops.minimum(coverage, 1.0), 1.0)
+        one = device_scalar(1.0, coverage.dtype)
+        capped = ops.where(coverage > 0.0, ops.minimum(coverage, one), one)
         return self.coverage_penalty * ops.sum(ops.log(capped), axis=-1)
 
     def advance(self, beams, logits, alignment):
