@@ -277,9 +277,7 @@ def pytorch_trainer(config, size, steps, device="cpu"):
             loss = step(i)
         float(loss)  # waits for the device, as Keras's `fit` does at its end
 
-    return Trainer(
-        train, lambda: float(step(0)), sum(p.numel() for p in params), model
-    )
+    return Trainer(train, lambda: float(step(0)), sum(p.numel() for p in params), model)
 
 
 def tensorflow_trainer(config, size, steps, lstm_kernel="scan"):
