@@ -38,15 +38,16 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
+sys.path.insert(0, os.path.join(REPO, "benchmarks"))
+
+# The driver imports no Keras (it has no backend of its own): only the workers do.
+from seq2seq_train import CONFIGS, keras_trainer, pytorch_trainer  # noqa: E402
+
 REFERENCE = os.path.join(HERE, "gpu_check_reference.npz")
 # float32 through a few layers, summed in another order on another device.
 TOLERANCE = 1e-4
-PRESET = "ding_de_en_bahdanau"
-GERMAN = [
-    "Das Kind entwickelt sich normal.",
-    "Ich habe keine Zeit.",
-    "Wo ist der Bahnhof?",
-    "Er spricht sehr gut Englisch.",
+PRESET = "ding_de_en_bahdanau"  # the demo's
+LONGER = [
     "Wir fahren morgen mit dem Zug nach Berlin.",
     "Das Wetter ist heute schön.",
     "Kannst du mir bitte helfen?",
@@ -56,10 +57,7 @@ SPEED_SIZES = {
     "full": dict(batch=128, length=30, vocab=8000, embedding=512, units=1024),
     "quick": dict(batch=8, length=6, vocab=60, embedding=16, units=32),
 }
-SPEED_PATHS = {
-    "fast": dict(cell="lstm", attention="luong_dot", input_feeding=False),
-    "feeding": dict(cell="gru", attention="bahdanau", input_feeding=True),
-}
+SPEED_PATHS = CONFIGS  # seq2seq_train's fast and input-feeding Translators
 PAIRS = [
     ("a small cat", "eine kleine Katze"),
     ("the red house", "das rote Haus"),
@@ -221,7 +219,7 @@ def make_reference(path):
         for key, value in outputs.items():
             arrays[f"{name}/out/{key}"] = value
     model = load_preset()
-    greedy, beam = preset_tokens(model, GERMAN)
+    greedy, beam = preset_tokens(model, german())
     arrays["preset/greedy"], arrays["preset/beam4"] = greedy, beam
     np.savez_compressed(path, **arrays)
     print(f"wrote {path}: {len(arrays)} arrays, {os.path.getsize(path)} bytes")
@@ -261,6 +259,13 @@ def check_numerics(reference, names=None):
 # Decoding with the shipped preset.
 
 
+def german():
+    """The demo's sentences and a few longer ones."""
+    from keras_rnnattn.demo import GERMAN
+
+    return GERMAN + LONGER
+
+
 def load_preset():
     from keras_rnnattn.models import Translator
 
@@ -291,7 +296,7 @@ def preset_tokens(model, texts):
 
 
 def check_decoding(model, reference, quick):
-    texts = GERMAN[:2] if quick else GERMAN
+    texts = german()[:2] if quick else german()
     greedy, beam = preset_tokens(model, texts)
     rows = []
     for name, got in (("greedy", greedy), ("beam4", beam)):
@@ -308,7 +313,7 @@ def preset_throughput(model, quick):
     """Greedy and beam-4 sentences/s of `translate` on a batch, after a warm-up."""
     from keras_rnnattn.presets import preset_length_penalty
 
-    texts = (GERMAN * (1 if quick else 16))[: 4 if quick else 128]
+    texts = (german() * (1 if quick else 16))[: 4 if quick else 128]
     alpha = preset_length_penalty(PRESET)
     result = {"sentences": len(texts)}
     for name, kwargs in (
@@ -363,9 +368,6 @@ def check_bfloat16(quick):
 def check_speed(quick, steps, windows):
     import keras
     import torch
-
-    sys.path.insert(0, os.path.join(REPO, "benchmarks"))
-    from seq2seq_train import keras_trainer, pytorch_trainer
 
     device = "cuda" if torch.cuda.is_available() else "cpu"
     size = SPEED_SIZES["quick" if quick else "full"]
