@@ -377,6 +377,23 @@ def test_weights_of_another_architecture_are_named(tmp_path):
         TinyModel.from_preset(path)
 
 
+def test_weights_without_a_checksum_load_with_one_warning(classifier_preset):
+    import warnings
+
+    model, path = classifier_preset
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a preset with its checksums: no warning
+        TinyClassifier.from_preset(path)
+    os.remove(os.path.join(path, "metadata.json"))
+    with pytest.warns(UserWarning, match="no SHA-256.*loaded unchecked"):
+        loaded = TinyClassifier.from_preset(path)
+    for saved, restored in zip(weights_of(model), weights_of(loaded)):
+        np.testing.assert_array_equal(saved, restored)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # once per folder
+        TinyClassifier.from_preset(path)
+
+
 def test_git_lfs_pointer_says_to_pull(classifier_preset):
     _, path = classifier_preset
     with open(os.path.join(path, "model.weights.h5"), "w") as f:
