@@ -430,7 +430,9 @@ class AttentiveLanguageModel(PresetMixin, keras.Model):
             top_k: optional int, sample among the k most likely tokens.
             top_p: optional float, sample from the smallest set of tokens whose
                 probability reaches p (nucleus sampling).
-            seed: optional int; the same seed gives the same text.
+            seed: optional int; the same seed gives the same text on the same
+                backend. Each backend (JAX, TensorFlow, torch) has its own
+                random stream, so one seed gives other text on another backend.
 
         The padding, unknown and begin tokens are never generated. The prompt
         and the loop run compiled on JAX and TensorFlow (`jax.jit`,
