@@ -365,7 +365,8 @@ class AttentionClassifier(PresetMixin, keras.Model):
         """Checks a tf.data.Dataset, its label strings mapped to class ids."""
         x_spec, y_spec, _ = text_utils.dataset_parts(dataset, owner, with_targets)
         text_utils.check_ids_spec(x_spec, owner)
-        if y_spec is None or y_spec.dtype.name != "string":
+        dtype = getattr(y_spec, "dtype", None)
+        if dtype is None or dtype.name != "string":
             return dataset
         if self.labels is None or self.multi_label:
             raise ValueError(

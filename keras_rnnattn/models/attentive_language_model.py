@@ -273,7 +273,11 @@ class AttentiveLanguageModel(PresetMixin, keras.Model):
         return super().evaluate(x, y, *args, **kwargs)
 
     def predict(self, x, *args, **kwargs):
-        """`keras.Model.predict` on token ids (or texts): logits `(N, T, V)`."""
+        """`keras.Model.predict` on token ids (or texts): logits `(N, T, V)`.
+
+        `x` is texts, input ids `(N, T)` or a `tf.data.Dataset` of batches of
+        int ids `(batch, length)` (alone or with target ids).
+        """
         if text_utils.as_dataset(x) is not None:
             self._prepare(x, None, "AttentiveLanguageModel.predict", False)
         elif text_utils.is_text(x):

@@ -40,6 +40,7 @@ def test_precompute_keys_before_the_first_call(name):
     context, weights = layer(
         state, MEMORY, processed_key=keys, value_mask=MASK, return_attention_scores=True
     )
+    assert tuple(context.shape) == (2, 12) and tuple(weights.shape) == (2, 7)
     reference = make()
     reference(state, MEMORY)  # a normal first call builds it
     _copy_weights(reference, layer)
