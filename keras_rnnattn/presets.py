@@ -76,6 +76,27 @@ def _file_facts(file):
     return {"bytes": os.path.getsize(file), "sha256": digest.hexdigest()}
 
 
+# Preset folders already warned about, so that each warns once per process.
+_WARNED_UNCHECKED = set()
+
+
+def _warn_unchecked(path):
+    """Warns once per folder that its weights load without a checksum."""
+    folder = os.path.realpath(path)
+    if folder in _WARNED_UNCHECKED:
+        return
+    _WARNED_UNCHECKED.add(folder)
+    import warnings
+
+    warnings.warn(
+        f"The preset folder {path} records no SHA-256 of {WEIGHTS_FILE} (its "
+        f"{METADATA_FILE} is missing or has no 'files' entry), so its weights "
+        "are loaded unchecked: a truncated or replaced file is not detected. "
+        "Write presets with `model.save_to_preset(folder)`, which records it.",
+        stacklevel=4,
+    )
+
+
 def _check_weights_file(path, metadata):
     file = os.path.join(path, WEIGHTS_FILE)
     if not os.path.isfile(file):
@@ -91,6 +112,8 @@ def _check_weights_file(path, metadata):
             "the repository."
         )
     expected = (metadata.get("files") or {}).get(WEIGHTS_FILE)
+    if not isinstance(expected, dict) or "sha256" not in expected:
+        _warn_unchecked(path)
     if not isinstance(expected, dict):
         return
     size = os.path.getsize(file)

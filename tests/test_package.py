@@ -44,3 +44,46 @@ def test_importing_after_keras_registers_every_class():
     lines = done.stdout.splitlines()
     assert lines[0] == "True"
     assert lines[1].startswith("Translator <class 'keras_rnnattn.preset_error")
+
+
+def _application_models():
+    from keras_rnnattn.models import (
+        AttentionClassifier,
+        AttentiveLanguageModel,
+        SequenceTagger,
+        Translator,
+        TranslatorEnsemble,
+    )
+    from keras_rnnattn.text import CharTokenizer
+
+    chars = CharTokenizer().fit(["abc"])
+    small = dict(embedding_dim=4, units=4)
+    translators = [Translator(chars, chars, **small) for _ in range(2)]
+    for translator in translators:
+        translator.translate("ab", max_length=2)  # builds it
+    return {
+        "AttentionClassifier": AttentionClassifier(
+            tokenizer=chars, labels=["x", "y"], **small
+        ),
+        "SequenceTagger": SequenceTagger(tokenizer=chars, tags=["O", "B"], **small),
+        "AttentiveLanguageModel": AttentiveLanguageModel(tokenizer=chars, **small),
+        "Translator": translators[0],
+        "TranslatorEnsemble": TranslatorEnsemble(translators),
+    }
+
+
+def test_models_load_when_the_package_is_imported_before_keras(tmp_path):
+    names = []
+    for name, model in _application_models().items():
+        model.save(os.path.join(tmp_path, f"{name}.keras"))
+        names.append(name)
+    done = run(
+        "import keras_rnnattn as kra\n"
+        "import keras\n"
+        "import os, sys\n"
+        f"for name in {names!r}:\n"
+        f"    path = os.path.join({str(tmp_path)!r}, name + '.keras')\n"
+        "    print(type(keras.saving.load_model(path)).__name__)\n"
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.splitlines() == names

@@ -377,6 +377,26 @@ def test_weights_of_another_architecture_are_named(tmp_path):
         TinyModel.from_preset(path)
 
 
+def test_weights_without_a_checksum_load_with_one_warning(classifier_preset):
+    import warnings
+
+    def unchecked_warnings():
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            loaded = TinyClassifier.from_preset(path)
+        messages = [str(w.message) for w in caught]
+        return loaded, [m for m in messages if "loaded unchecked" in m]
+
+    model, path = classifier_preset
+    assert unchecked_warnings()[1] == []  # a preset with its checksums
+    os.remove(os.path.join(path, "metadata.json"))
+    loaded, (message,) = unchecked_warnings()
+    assert "no SHA-256" in message and path in message
+    for saved, restored in zip(weights_of(model), weights_of(loaded)):
+        np.testing.assert_array_equal(saved, restored)
+    assert unchecked_warnings()[1] == []  # once per folder
+
+
 def test_git_lfs_pointer_says_to_pull(classifier_preset):
     _, path = classifier_preset
     with open(os.path.join(path, "model.weights.h5"), "w") as f:

@@ -39,7 +39,8 @@ def sample(
     under jit, and the same int seed gives the same tokens on every call,
     eagerly or compiled (on TensorFlow the Philox generator is named so that
     XLA does not switch to another one). The numbers differ between backends,
-    whose generators differ.
+    whose generators differ: a seed repeats the tokens on one backend, not
+    across JAX, TensorFlow and torch.
 
     Args:
         next_fn: `next_fn(token_ids, state) -> (logits, state)` or
@@ -57,6 +58,7 @@ def sample(
         top_p: None, or float in (0, 1]: nucleus filtering (1 keeps everything).
         seed: int, or None for Keras's global seed generator (under `jax.jit`
             pass an int). A `keras.random.SeedGenerator` also works eagerly.
+            Repeatable on one backend; each backend has its own random stream.
 
     Returns:
         `(tokens, scores)`: `tokens` `(B, max_length)` int32, without the start

@@ -405,12 +405,7 @@ class AttentionDecoder(keras.layers.Layer):
                 "AttentionDecoder needs known feature sizes. Received: "
                 f"inputs_shape={inputs_shape}, memory_shape={memory_shape}"
             )
-        query_shape = (None, None, self.units)
-        if not self.attention.built:
-            self.attention.build(query_shape, tuple(memory_shape))
-        self.context_size = self.attention.compute_output_shape(
-            query_shape, tuple(memory_shape)
-        )[-1]
+        self._build_attention(memory_shape)
         feed_dim = 0
         if self.input_feeding:
             feed_dim = (
@@ -421,6 +416,15 @@ class AttentionDecoder(keras.layers.Layer):
         if self.attention_dense is not None:
             self.attention_dense.build((None, self.context_size + self.units))
         self.built = True
+
+    def _build_attention(self, memory_shape):
+        """Builds the attention layer: the queries are the cell's `units` outputs."""
+        query_shape = (None, None, self.units)
+        if not self.attention.built:
+            self.attention.build(query_shape, tuple(memory_shape))
+        self.context_size = self.attention.compute_output_shape(
+            query_shape, tuple(memory_shape)
+        )[-1]
 
     # The pieces of a step.
     def _params(self):
@@ -531,11 +535,16 @@ class AttentionDecoder(keras.layers.Layer):
             memory: `(B, S, memory_dim)` encoder outputs.
             memory_mask: optional boolean `(B, S)`, True at real positions.
 
+        Before the layer's first call it builds the attention layer from
+        `memory.shape` (and `step` builds the rest from its inputs).
+
         Returns:
             A dict `{"values": (B, S, dv), "keys": projected keys, "mask": (B, S)
             bool or None}`.
         """
         memory = ops.convert_to_tensor(memory, dtype=self.compute_dtype)
+        if not self.built:
+            self._build_attention(memory.shape)
         if isinstance(self.attention, BaseAttention):
             keys = self.attention.precompute_keys(memory)
         else:
@@ -580,11 +589,16 @@ class AttentionDecoder(keras.layers.Layer):
             memory: the dict from `prepare_memory`.
             training: bool.
 
+        Before the layer's first call it builds itself from the shapes of
+        `inputs_t` and of the memory.
+
         Returns:
             `outputs_t` `(B, output_size)`, the new state list, and the
             attention weights `alignment_t` `(B, S)`.
         """
         dtype = self.compute_dtype
+        if not self.built:
+            self.build(tuple(inputs_t.shape), tuple(memory["values"].shape))
         params = self._params()
         x = self._project_inputs(ops.convert_to_tensor(inputs_t, dtype=dtype), params)
         states = [ops.convert_to_tensor(state, dtype=dtype) for state in states]

@@ -59,17 +59,20 @@ class BahdanauAttention(BaseAttention):
             raise ValueError(f"`units` must be a positive int. Received: units={units}")
         self.units = units
         self.normalize = bool(normalize)
+        # Made here, built from the first shapes they see: `precompute_keys` may
+        # come before the first call, and then builds the key projection alone.
+        self.query_dense = keras.layers.Dense(
+            units, use_bias=False, dtype=self.dtype_policy, name="query_dense"
+        )
+        self.key_dense = keras.layers.Dense(
+            units, use_bias=False, dtype=self.dtype_policy, name="key_dense"
+        )
 
     def build(self, query_shape, value_shape, key_shape=None):
         key_shape = value_shape if key_shape is None else key_shape
-        self.query_dense = keras.layers.Dense(
-            self.units, use_bias=False, dtype=self.dtype_policy, name="query_dense"
-        )
         self.query_dense.build(query_shape)
-        self.key_dense = keras.layers.Dense(
-            self.units, use_bias=False, dtype=self.dtype_policy, name="key_dense"
-        )
-        self.key_dense.build(key_shape)
+        if not self.key_dense.built:
+            self.key_dense.build(key_shape)
         self.v = self.add_weight(
             name="v", shape=(self.units,), initializer="glorot_uniform"
         )
@@ -83,7 +86,12 @@ class BahdanauAttention(BaseAttention):
         self.built = True
 
     def precompute_keys(self, key):
-        """W_k k, `(B, S, units)`: computed once per source sentence."""
+        """W_k k, `(B, S, units)`: computed once per source sentence.
+
+        Before the layer's first call it builds the key projection from
+        `key.shape`; the rest is built from the first query.
+        """
+        self._saw_key(key)
         return self.key_dense(key)
 
     def compute_scores(self, query, processed_key):

@@ -65,10 +65,17 @@ class BaseAttention(keras.layers.Layer):
             keras.random.SeedGenerator(seed) if self.dropout > 0 else None
         )
         self.supports_masking = True
+        # The key shape `precompute_keys` saw before the first call, if it did.
+        self._key_shape = None
 
     # Hooks for subclasses.
     def precompute_keys(self, key):
-        """Projects the keys once per source. Returns what `compute_scores` needs."""
+        """Projects the keys once per source. Returns what `compute_scores` needs.
+
+        It may be called before the layer's first call: a subclass then builds
+        what it needs from `key.shape` (and records it with `_saw_key`); the
+        rest is built from the first query that `attend` or `call` sees.
+        """
         return key
 
     def compute_scores(self, query, processed_key):
@@ -112,6 +119,11 @@ class BaseAttention(keras.layers.Layer):
 
     def build(self, query_shape, value_shape, key_shape=None):
         self.built = True
+
+    def _saw_key(self, key):
+        """Records the key shape of a `precompute_keys` before the first call."""
+        if not self.built:
+            self._key_shape = tuple(key.shape)
 
     def call(
         self,
@@ -163,9 +175,14 @@ class BaseAttention(keras.layers.Layer):
 
         A decoder loop calls this directly with keys it projected once.
 
+        Before the layer's first call it builds itself from the shapes of
+        `query` and `value` (and of the key that `precompute_keys` saw).
+
         Returns:
             `(context, weights)`: `(B, T, dv)` and `(B, T, S)`.
         """
+        if not self.built:
+            self.build(tuple(query.shape), tuple(value.shape), self._key_shape)
         scores = self.compute_scores(query, processed_key)  # (B, T, S)
         mask = None
         if value_mask is not None:
@@ -214,6 +231,15 @@ class BaseAttention(keras.layers.Layer):
             return context
         weights_shape = tuple(query.shape[:-1]) + (value.shape[1],)
         return context, keras.KerasTensor(weights_shape, dtype=self.compute_dtype)
+
+    def get_build_config(self):
+        config = super().get_build_config()
+        shapes = (config or {}).get("shapes_dict")
+        if shapes is not None and shapes.get("key_shape") is None and self._key_shape:
+            # Built by a call with `processed_key` after `precompute_keys(key)`:
+            # the key's shape is the one that built the key projection.
+            config = {"shapes_dict": {**shapes, "key_shape": self._key_shape}}
+        return config
 
     def get_config(self):
         config = super().get_config()

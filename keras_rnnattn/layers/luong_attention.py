@@ -90,6 +90,20 @@ class LuongAttention(BaseAttention):
         self.scale = bool(scale)
         self.units = units
         self.source_length = source_length
+        if score == "concat" and units is not None:
+            # Sizes known now: `precompute_keys` may build W_k before the first call.
+            self.query_dense = self._dense(units, "query_dense")
+            self.key_dense = self._dense(units, "key_dense")
+
+    def _dense(self, units, name):
+        return keras.layers.Dense(
+            units, use_bias=False, dtype=self.dtype_policy, name=name
+        )
+
+    @property
+    def _keys_need_query_depth(self):
+        """Whether the key projection's size is the query depth."""
+        return self.score == "general" or (self.score == "concat" and not self.units)
 
     def build(self, query_shape, value_shape, key_shape=None):
         key_shape = value_shape if key_shape is None else key_shape
@@ -100,33 +114,47 @@ class LuongAttention(BaseAttention):
                 "score='general' to learn a projection. Received: "
                 f"query depth {dq}, key depth {dk}"
             )
-
-        def dense(units, name):
-            return keras.layers.Dense(
-                units, use_bias=False, dtype=self.dtype_policy, name=name
-            )
-
         if self.score == "general":
-            self.key_dense = dense(dq, "key_dense")  # W k, to the query's depth
+            self.key_dense = self._dense(dq, "key_dense")  # W k, to the query's depth
             self.key_dense.build(key_shape)
         elif self.score == "concat":
             units = self.units or dq
-            self.query_dense = dense(units, "query_dense")
+            if not self.units:
+                self.query_dense = self._dense(units, "query_dense")
+                self.key_dense = self._dense(units, "key_dense")
             self.query_dense.build(query_shape)
-            self.key_dense = dense(units, "key_dense")
-            self.key_dense.build(key_shape)
+            if not self.key_dense.built:
+                self.key_dense.build(key_shape)
             self.v = self.add_weight(
                 name="v", shape=(units,), initializer="glorot_uniform"
             )
         elif self.score == "location":
-            self.query_dense = dense(self.source_length, "location_dense")
+            self.query_dense = self._dense(self.source_length, "location_dense")
             self.query_dense.build(query_shape)
         self.built = True
 
     def precompute_keys(self, key):
-        if self.score in ("general", "concat"):
-            return self.key_dense(key)  # (B, S, dq) or (B, S, units)
-        return key
+        """The keys as the score reads them: W k for `"general"` and `"concat"`.
+
+        Before the layer's first call, `"concat"` with `units` builds W_k from
+        `key.shape`. `"general"` (and `"concat"` without `units`) projects the
+        keys to the query's depth, which the keys alone do not give: build the
+        layer first with `build(query_shape, value_shape)`, or call it once.
+        """
+        if self.score not in ("general", "concat"):
+            return key
+        if not self.built and self._keys_need_query_depth:
+            fix = " or pass `units`" if self.score == "concat" else ""
+            raise ValueError(
+                f"LuongAttention(score={self.score!r}) projects the keys to the "
+                "query's depth, which `precompute_keys` cannot see before the "
+                "layer is built: call `layer.build(query_shape, value_shape)` "
+                f"first (for example `layer.build((None, dq), {tuple(key.shape)})`)"
+                f", or call the layer once{fix}. Received: key.shape="
+                f"{tuple(key.shape)}"
+            )
+        self._saw_key(key)
+        return self.key_dense(key)  # (B, S, dq) or (B, S, units)
 
     def compute_scores(self, query, processed_key):
         if self.score in ("dot", "general"):

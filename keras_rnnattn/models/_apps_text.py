@@ -1,6 +1,8 @@
 """Text, label and token-id handling shared by the application models."""
 
 import importlib
+import sys
+import warnings
 
 import keras
 import numpy as np
@@ -116,9 +118,19 @@ def require_tokenizer(tokenizer, owner):
 
 
 def encode_texts(
-    tokenizer, texts, owner, max_length=None, add_bos=False, add_eos=False
+    tokenizer,
+    texts,
+    owner,
+    max_length=None,
+    add_bos=False,
+    add_eos=False,
+    model=None,
 ):
     """Token ids of each text, checked: no text may be empty.
+
+    Args:
+        model: the model that reads the texts; when texts are cut at
+            `max_length`, it warns once per model.
 
     Returns:
         A list of lists of ints (not padded). A text longer than `max_length`
@@ -126,6 +138,7 @@ def encode_texts(
     """
     require_tokenizer(tokenizer, owner)
     encoded = []
+    longest = 0
     for i, text in enumerate(texts):
         ids = [int(t) for t in tokenizer.encode(text)]
         if not ids:
@@ -137,10 +150,28 @@ def encode_texts(
             ids = [int(tokenizer.bos_id)] + ids
         if add_eos:
             ids = ids + [int(tokenizer.eos_id)]
+        longest = max(longest, len(ids))
         if max_length is not None:
             ids = ids[:max_length]
         encoded.append(ids)
+    if max_length is not None and longest > max_length:
+        warn_cut(model, owner, longest, max_length)
     return encoded
+
+
+def warn_cut(model, owner, longest, max_length):
+    """Warns, once per model, that texts were cut to `max_length` tokens."""
+    if model is not None:
+        if getattr(model, "_warned_cut", False):
+            return
+        object.__setattr__(model, "_warned_cut", True)  # not a Keras attribute
+    warnings.warn(
+        f"{owner}: texts longer than max_length={max_length} tokens are cut to "
+        f"their first {max_length} tokens (the longest has {longest}); the rest "
+        "is not read. Build the model with a larger `max_length` (or None) to "
+        "read whole texts. This warning is shown once per model.",
+        stacklevel=4,
+    )
 
 
 def pad(sequences, pad_id=0, length=None, dtype="int32"):
@@ -172,6 +203,14 @@ def check_token_ids(x, vocabulary_size, owner):
         )
     if not isinstance(x, (np.ndarray, list, tuple)):
         return x
+    if isinstance(x, tuple) and len(x) in (2, 3):
+        ranks = {np.ndim(item) for item in x}
+        if len(ranks) > 1 or max(ranks) >= 2:
+            raise ValueError(
+                f"{owner}: x is a tuple of {len(x)} arrays, an (inputs, targets) "
+                "pair: pass them apart, `fit(x, y)`. Received shapes "
+                f"{[np.shape(item) for item in x]}"
+            )
     array = np.asarray(x)
     if array.size == 0:
         raise ValueError(f"{owner}: received an empty batch of token ids.")
@@ -197,5 +236,108 @@ def check_token_ids(x, vocabulary_size, owner):
     return array.astype("int32")
 
 
+def check_label_batch(y, owner, what="labels"):
+    """Refuses labels that are not a batch: one string, one number, a set."""
+    if isinstance(y, (str, bytes)):
+        raise ValueError(
+            f"{owner}: {what} must be a list with one entry per text, not a single "
+            f"string: for one text pass [{y!r}]. Received: y={y!r}"
+        )
+    if isinstance(y, (set, frozenset, dict)) or np.isscalar(y):
+        raise ValueError(
+            f"{owner}: {what} must be a list or array with one entry per text "
+            "(a set or dict has no order, a number is not a batch). "
+            f"Received: y of type {type(y).__name__}"
+        )
+
+
 def label_index(labels):
     return {label: i for i, label in enumerate(labels)}
+
+
+# --- tf.data -----------------------------------------------------------------
+DATASET_HELP = (
+    "A tf.data.Dataset must yield batches of token ids (batch, length), int, "
+    "with their targets: build it from `tokenizer.to_tf_dataset(texts, labels)` "
+    "and call `.batch(n)`"
+)
+
+
+def as_dataset(x):
+    """`x` if it is a `tf.data.Dataset`, else None (TensorFlow is not imported)."""
+    tf = sys.modules.get("tensorflow")
+    data = getattr(tf, "data", None)
+    if data is not None and isinstance(x, data.Dataset):
+        return x
+    return None
+
+
+def dataset_parts(dataset, owner, with_targets):
+    """The element spec of a dataset as `(inputs, targets, rest)`.
+
+    `targets` is None for a dataset of inputs alone (`predict`), or where
+    `with_targets` is False and the elements are not tuples.
+    """
+    spec = dataset.element_spec
+    if isinstance(spec, tuple) and len(spec) in (2, 3):
+        return spec[0], spec[1], spec[2:]
+    if with_targets:
+        raise ValueError(
+            f"{owner}: the dataset yields one tensor per element, with no targets. "
+            f"{DATASET_HELP}, so that it yields (ids, targets) pairs. "
+            f"Received: element_spec={spec}"
+        )
+    return spec, None, ()
+
+
+def check_ids_spec(spec, owner, what="token ids"):
+    """Checks a dataset's id tensors: int, batched, (batch, length)."""
+    import tensorflow as tf
+
+    if not isinstance(spec, tf.TensorSpec):
+        raise ValueError(
+            f"{owner}: the dataset's {what} must be one tensor. {DATASET_HELP}. "
+            f"Received: {spec}"
+        )
+    if spec.dtype == tf.string:
+        raise ValueError(
+            f"{owner}: the dataset holds texts; it must hold {what}. Encode them "
+            "first: `tokenizer.to_tf_dataset(texts, labels).batch(n)`, or pass "
+            f"the texts as a list. Received: {spec}"
+        )
+    if spec.shape.rank == 1:
+        raise ValueError(
+            f"{owner}: the dataset is not batched: its {what} have shape "
+            f"{tuple(spec.shape)}, one row per element. Call `.batch(n)` on it "
+            "(for example `dataset.batch(32)`)."
+        )
+    if spec.shape.rank != 2 or not (spec.dtype.is_integer or spec.dtype.is_bool):
+        raise ValueError(
+            f"{owner}: the dataset's {what} must be integer tensors of shape "
+            f"(batch, length). {DATASET_HELP}. Received: {spec}"
+        )
+
+
+def map_label_strings(dataset, labels, owner):
+    """Maps a dataset's string labels (its second part) to class ids.
+
+    A label outside `labels` stops the iteration with an error naming the set.
+    """
+    import tensorflow as tf
+
+    table = tf.lookup.StaticHashTable(
+        tf.lookup.KeyValueTensorInitializer(
+            tf.constant(list(labels)), tf.range(len(labels), dtype=tf.int64)
+        ),
+        default_value=-1,
+    )
+    message = f"{owner}: labels outside the label set {list(labels)}"
+
+    def to_ids(x, y, *rest):
+        ids = table.lookup(y)
+        check = tf.debugging.assert_non_negative(ids, message=message)
+        with tf.control_dependencies([check]):
+            ids = tf.cast(ids, tf.int32)
+        return (x, ids) + rest
+
+    return dataset.map(to_ids)

@@ -89,6 +89,8 @@ class PlainDecoder(keras.layers.Layer):
 
     def step(self, inputs_t, states, memory, training=None):
         summary = memory["summary"]
+        if not self.built:
+            self.build(tuple(inputs_t.shape), tuple(summary.shape))
         x = ops.concatenate([inputs_t, ops.cast(summary, inputs_t.dtype)], axis=-1)
         h, new_states = self.rnn.cell(x, list(states), training=training)
         output = self.readout(ops.concatenate([ops.cast(summary, h.dtype), h], axis=-1))

@@ -43,9 +43,12 @@ class AttentionClassifier(PresetMixin, keras.Model):
     Bad input: an empty text (or one with no tokens) raises `ValueError`; a text
     of unknown words only is classified from its unknown-token ids (the result
     carries little information); a text longer than `max_length` tokens is cut to
-    its first `max_length` tokens; labels or token ids outside the model's sets
-    raise `ValueError` in `fit`/`evaluate`/`predict` (NumPy and list inputs; a
-    `tf.data.Dataset` is passed through unchecked).
+    its first `max_length` tokens (with a warning, once per model); labels or
+    token ids outside the model's sets raise `ValueError` in
+    `fit`/`evaluate`/`predict`. A `tf.data.Dataset` must
+    yield batches of int token ids `(batch, length)` and labels (class indices,
+    or label strings that the model maps through `labels`); one of texts, or
+    one that is not batched, raises a `ValueError` that names the fix.
 
     Args:
         vocabulary_size: int, the number of token ids (default: the tokenizer's).
@@ -283,12 +286,13 @@ class AttentionClassifier(PresetMixin, keras.Model):
         if text_utils.is_text(x):
             texts, _ = text_utils.as_text_list(x, owner)
             encoded = text_utils.encode_texts(
-                self.tokenizer, texts, owner, max_length=self.max_length
+                self.tokenizer, texts, owner, max_length=self.max_length, model=self
             )
             return text_utils.pad(encoded, int(self.tokenizer.pad_id))
         return text_utils.check_token_ids(x, self.vocabulary_size, owner)
 
     def _targets(self, y, owner):
+        text_utils.check_label_batch(y, owner)
         if y is None or not isinstance(y, (np.ndarray, list, tuple)):
             return y
         if self.multi_label:
@@ -357,7 +361,24 @@ class AttentionClassifier(PresetMixin, keras.Model):
             )
         return array
 
+    def _dataset(self, dataset, owner, with_targets):
+        """Checks a tf.data.Dataset, its label strings mapped to class ids."""
+        x_spec, y_spec, _ = text_utils.dataset_parts(dataset, owner, with_targets)
+        text_utils.check_ids_spec(x_spec, owner)
+        dtype = getattr(y_spec, "dtype", None)
+        if dtype is None or dtype.name != "string":
+            return dataset
+        if self.labels is None or self.multi_label:
+            raise ValueError(
+                f"{owner}: the dataset's labels are strings, which need the model's "
+                "`labels` (single-label): map them to class indices in the dataset, "
+                f"or build the model with `labels=`. Received: {y_spec}"
+            )
+        return text_utils.map_label_strings(dataset, self.labels, owner)
+
     def _prepare(self, x, y, owner):
+        if text_utils.as_dataset(x) is not None:
+            return self._dataset(x, owner, with_targets=True), y
         x = self._ids(x, owner)
         y = self._targets(y, owner)
         if isinstance(x, np.ndarray) and isinstance(y, np.ndarray):
@@ -369,13 +390,32 @@ class AttentionClassifier(PresetMixin, keras.Model):
         return x, y
 
     def _prepare_validation(self, data):
+        if text_utils.as_dataset(data) is not None:
+            return self._dataset(data, "validation_data", with_targets=True)
         if isinstance(data, (tuple, list)) and len(data) in (2, 3):
             x, y = self._prepare(data[0], data[1], "validation_data")
             return (x, y) + tuple(data[2:])
         return data
 
     def fit(self, x=None, y=None, *args, validation_data=None, **kwargs):
-        """`keras.Model.fit` that also takes texts and label strings."""
+        """`keras.Model.fit` that also takes texts and label strings.
+
+        Args:
+            x: texts (a list of strings), token ids `(N, S)`, or a
+                `tf.data.Dataset` of batches `(ids, labels)`: ids int
+                `(batch, length)`, labels class indices `(batch,)` or label
+                strings of `labels` (mapped to their indices here), multi-hot
+                `(batch, C)` with `multi_label`. Build it with
+                `tokenizer.to_tf_dataset(texts, labels).batch(n)`.
+            y: labels, one per text: label strings or class indices (lists of
+                label strings or multi-hot rows with `multi_label`); None with
+                a dataset.
+            *args, validation_data, **kwargs: as `keras.Model.fit`;
+                `validation_data` may hold texts and label strings too.
+
+        Returns:
+            The `History` of `keras.Model.fit`.
+        """
         x, y = self._prepare(x, y, "AttentionClassifier.fit")
         validation_data = self._prepare_validation(validation_data)
         return super().fit(x, y, *args, validation_data=validation_data, **kwargs)
@@ -386,8 +426,16 @@ class AttentionClassifier(PresetMixin, keras.Model):
         return super().evaluate(x, y, *args, **kwargs)
 
     def predict(self, x, *args, **kwargs):
-        """`keras.Model.predict` that also takes texts: probabilities `(N, C)`."""
-        x = self._ids(x, "AttentionClassifier.predict")
+        """`keras.Model.predict` that also takes texts: probabilities `(N, C)`.
+
+        `x` is texts, token ids `(N, S)` or a `tf.data.Dataset` of batches of
+        ids `(batch, length)` (alone or with labels).
+        """
+        owner = "AttentionClassifier.predict"
+        if text_utils.as_dataset(x) is not None:
+            x = self._dataset(x, owner, with_targets=False)
+            return super().predict(x, *args, **kwargs)
+        x = self._ids(x, owner)
         return super().predict(x, *args, **kwargs)
 
     # --- Strings out -----------------------------------------------------------
@@ -447,7 +495,7 @@ class AttentionClassifier(PresetMixin, keras.Model):
         owner = "AttentionClassifier.explain"
         items, single = text_utils.as_text_list(texts, owner)
         encoded = text_utils.encode_texts(
-            self.tokenizer, items, owner, max_length=self.max_length
+            self.tokenizer, items, owner, max_length=self.max_length, model=self
         )
         ids = text_utils.pad(encoded, int(self.tokenizer.pad_id))
         _, weights = self._attention_model().predict(

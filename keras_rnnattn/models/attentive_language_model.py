@@ -220,7 +220,13 @@ class AttentiveLanguageModel(PresetMixin, keras.Model):
         y = text_utils.pad([s + [self.tokenizer.eos_id] for s in encoded], self.pad_id)
         return x, y
 
-    def _prepare(self, x, y, owner):
+    def _prepare(self, x, y, owner, with_targets=True):
+        if text_utils.as_dataset(x) is not None:
+            x_spec, y_spec, _ = text_utils.dataset_parts(x, owner, with_targets)
+            text_utils.check_ids_spec(x_spec, owner)
+            if y_spec is not None:
+                text_utils.check_ids_spec(y_spec, owner, what="target ids")
+            return x, y
         if text_utils.is_text(x):
             if y is not None:
                 raise ValueError(
@@ -239,9 +245,23 @@ class AttentiveLanguageModel(PresetMixin, keras.Model):
         return x, y
 
     def fit(self, x=None, y=None, *args, validation_data=None, **kwargs):
-        """`keras.Model.fit` that also takes a list of texts (with `y=None`)."""
+        """`keras.Model.fit` that also takes a list of texts (with `y=None`).
+
+        Args:
+            x: texts (a list of strings; the targets are the texts shifted by
+                one), input ids `(N, T)`, or a `tf.data.Dataset` of batches
+                `(input_ids, target_ids)`, both int `(batch, length)` (call
+                `.batch(n)` on an unbatched one).
+            y: target ids `(N, T)` with input ids; None with texts or a dataset.
+            *args, validation_data, **kwargs: as `keras.Model.fit`.
+
+        Returns:
+            The `History` of `keras.Model.fit`.
+        """
         x, y = self._prepare(x, y, "AttentiveLanguageModel.fit")
-        if text_utils.is_text(validation_data):
+        if text_utils.as_dataset(validation_data) is not None:
+            self._prepare(validation_data, None, "validation_data")
+        elif text_utils.is_text(validation_data):
             validation_data = self._text_pairs(validation_data, "validation_data")
         elif isinstance(validation_data, (tuple, list)) and len(validation_data) == 2:
             validation_data = self._prepare(*validation_data, "validation_data")
@@ -253,8 +273,14 @@ class AttentiveLanguageModel(PresetMixin, keras.Model):
         return super().evaluate(x, y, *args, **kwargs)
 
     def predict(self, x, *args, **kwargs):
-        """`keras.Model.predict` on token ids (or texts): logits `(N, T, V)`."""
-        if text_utils.is_text(x):
+        """`keras.Model.predict` on token ids (or texts): logits `(N, T, V)`.
+
+        `x` is texts, input ids `(N, T)` or a `tf.data.Dataset` of batches of
+        int ids `(batch, length)` (alone or with target ids).
+        """
+        if text_utils.as_dataset(x) is not None:
+            self._prepare(x, None, "AttentiveLanguageModel.predict", False)
+        elif text_utils.is_text(x):
             x, _ = self._text_pairs(x, "AttentiveLanguageModel.predict")
         else:
             x = text_utils.check_token_ids(
@@ -408,7 +434,9 @@ class AttentiveLanguageModel(PresetMixin, keras.Model):
             top_k: optional int, sample among the k most likely tokens.
             top_p: optional float, sample from the smallest set of tokens whose
                 probability reaches p (nucleus sampling).
-            seed: optional int; the same seed gives the same text.
+            seed: optional int; the same seed gives the same text on the same
+                backend. Each backend (JAX, TensorFlow, torch) has its own
+                random stream, so one seed gives other text on another backend.
 
         The padding, unknown and begin tokens are never generated. The prompt
         and the loop run compiled on JAX and TensorFlow (`jax.jit`,

@@ -48,7 +48,8 @@ class SequenceTagger(PresetMixin, keras.Model):
     the unknown token (their token string is the tokenizer's unknown token when
     it reports it); a tag outside `tags`, a tag list whose length differs from
     the text's token count, or token ids outside the vocabulary raise
-    `ValueError` in `fit`/`evaluate`; texts are cut to `max_length` tokens.
+    `ValueError` in `fit`/`evaluate`; texts are cut to `max_length` tokens
+    (with a warning, once per model).
 
     Args:
         vocabulary_size: int, the number of token ids (default: the tokenizer's).
@@ -246,11 +247,19 @@ class SequenceTagger(PresetMixin, keras.Model):
     def _encode(self, texts, owner):
         items, single = text_utils.as_text_list(texts, owner)
         encoded = text_utils.encode_texts(
-            self.tokenizer, items, owner, max_length=self.max_length
+            self.tokenizer, items, owner, max_length=self.max_length, model=self
         )
         return items, encoded, single
 
-    def _prepare(self, x, y, owner):
+    def _prepare(self, x, y, owner, with_targets=True):
+        if text_utils.as_dataset(x) is not None:
+            x_spec, y_spec, _ = text_utils.dataset_parts(x, owner, with_targets)
+            text_utils.check_ids_spec(x_spec, owner)
+            if y_spec is not None:
+                text_utils.check_ids_spec(y_spec, owner, what="tag ids")
+            return x, y
+        if y is not None:
+            text_utils.check_label_batch(y, owner, what="tags")
         if text_utils.is_text(x):
             _, encoded, _ = self._encode(x, owner)
             ids = text_utils.pad(encoded, int(self.tokenizer.pad_id))
@@ -308,9 +317,23 @@ class SequenceTagger(PresetMixin, keras.Model):
         return array.astype("int32")
 
     def fit(self, x=None, y=None, *args, validation_data=None, **kwargs):
-        """`keras.Model.fit` that also takes texts and lists of tag strings."""
+        """`keras.Model.fit` that also takes texts and lists of tag strings.
+
+        Args:
+            x: texts (a list of strings), token ids `(N, S)`, or a
+                `tf.data.Dataset` of batches `(ids, tag_ids)`, both int
+                `(batch, length)` (call `.batch(n)` on an unbatched one).
+            y: one list of tag strings per text (one tag per token), or tag ids
+                `(N, S)`; None with a dataset.
+            *args, validation_data, **kwargs: as `keras.Model.fit`.
+
+        Returns:
+            The `History` of `keras.Model.fit`.
+        """
         x, y = self._prepare(x, y, "SequenceTagger.fit")
-        if isinstance(validation_data, (tuple, list)) and len(validation_data) in (
+        if text_utils.as_dataset(validation_data) is not None:
+            self._prepare(validation_data, None, "validation_data")
+        elif isinstance(validation_data, (tuple, list)) and len(validation_data) in (
             2,
             3,
         ):
@@ -326,8 +349,12 @@ class SequenceTagger(PresetMixin, keras.Model):
         return super().evaluate(x, y, *args, **kwargs)
 
     def predict(self, x, *args, **kwargs):
-        """`keras.Model.predict` that also takes texts: `(N, S, num_tags)`."""
-        x, _ = self._prepare(x, None, "SequenceTagger.predict")
+        """`keras.Model.predict` that also takes texts: `(N, S, num_tags)`.
+
+        `x` is texts, token ids `(N, S)` or a `tf.data.Dataset` of batches of
+        int ids `(batch, length)` (alone or with tag ids).
+        """
+        x, _ = self._prepare(x, None, "SequenceTagger.predict", with_targets=False)
         return super().predict(x, *args, **kwargs)
 
     # --- Strings out -----------------------------------------------------------

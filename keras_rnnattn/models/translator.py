@@ -612,6 +612,97 @@ class Translator(PresetMixin, keras.Model):
         if self.built and getattr(self, "optimizer", None) is not None:
             self.optimizer.build(self.trainable_variables)
 
+    # Training data.
+    def _training_data(self, x, y, owner):
+        """Checks `fit`/`evaluate` data; one ValueError that names the fix."""
+        fix = (
+            "Pass `x, y = model.encode_pairs(source_texts, target_texts)`, then "
+            "`fit(x, y)`"
+        )
+        dataset = text_utils.as_dataset(x)
+        if dataset is not None:
+            x_spec, y_spec, _ = text_utils.dataset_parts(dataset, owner, True)
+            if not isinstance(x_spec, tuple) or len(x_spec) != 2:
+                raise ValueError(
+                    f"{owner}: the dataset must yield ((source_ids, target_in_ids), "
+                    f"target_out_ids). {fix}, and build the dataset from "
+                    "`tf.data.Dataset.from_tensor_slices((x, y)).batch(n)`. "
+                    f"Received: element_spec={dataset.element_spec}"
+                )
+            for spec, what in zip(
+                (*x_spec, y_spec), ("source ids", "target input ids", "target ids")
+            ):
+                text_utils.check_ids_spec(spec, owner, what=what)
+            return x, y
+        if not isinstance(x, (tuple, list, np.ndarray, str)):
+            return x, y  # a keras.utils.PyDataset, a generator: Keras reads them
+        if text_utils.is_text(x):
+            raise ValueError(
+                f"{owner} takes token ids, not texts. {fix}. Received: x={x[:2]!r}"
+            )
+        if (
+            y is None
+            and isinstance(x, (tuple, list))
+            and len(x) == 2
+            and isinstance(x[0], (tuple, list))
+        ):
+            raise ValueError(
+                f"{owner}: x is the whole result of `encode_pairs`, "
+                "((source_ids, target_in_ids), target_out_ids), passed as the "
+                f"inputs. {fix}."
+            )
+        if not isinstance(x, (tuple, list)) or len(x) != 2:
+            raise ValueError(
+                f"{owner}: x must be (source_ids, target_in_ids). {fix}. "
+                f"Received: x of type {type(x).__name__}"
+            )
+        source = text_utils.check_token_ids(
+            x[0], self.source_tokenizer.vocabulary_size, f"{owner} (source ids)"
+        )
+        target_size = self.target_tokenizer.vocabulary_size
+        target_in = text_utils.check_token_ids(
+            x[1], target_size, f"{owner} (target input ids)"
+        )
+        if y is not None:
+            y = text_utils.check_token_ids(y, target_size, f"{owner} (target ids)")
+            if np.shape(y) != np.shape(target_in):
+                raise ValueError(
+                    f"{owner}: the target ids must have the target inputs' shape "
+                    f"{np.shape(target_in)}. {fix}. Received shape {np.shape(y)}"
+                )
+        return (source, target_in), y
+
+    def fit(self, x=None, y=None, *args, validation_data=None, **kwargs):
+        """`keras.Model.fit` on token ids, checked.
+
+        Args:
+            x: `(source_ids, target_in_ids)`, each int `(N, length)`, from
+                `x, y = model.encode_pairs(source_texts, target_texts)`; or a
+                `tf.data.Dataset` of batches `((source_ids, target_in_ids),
+                target_out_ids)`, all int `(batch, length)`, for example
+                `tf.data.Dataset.from_tensor_slices((x, y)).batch(32)`.
+            y: target_out_ids `(N, length)`; None with a dataset.
+            *args, validation_data, **kwargs: as `keras.Model.fit`.
+
+        Returns:
+            The `History` of `keras.Model.fit`.
+        """
+        x, y = self._training_data(x, y, "Translator.fit")
+        if text_utils.as_dataset(validation_data) is not None:
+            self._training_data(validation_data, None, "validation_data")
+        elif isinstance(validation_data, (tuple, list)) and len(validation_data) in (
+            2,
+            3,
+        ):
+            vx, vy = self._training_data(*validation_data[:2], "validation_data")
+            validation_data = (vx, vy) + tuple(validation_data[2:])
+        return super().fit(x, y, *args, validation_data=validation_data, **kwargs)
+
+    def evaluate(self, x=None, y=None, *args, **kwargs):
+        """`keras.Model.evaluate` on token ids, checked as in `fit`."""
+        x, y = self._training_data(x, y, "Translator.evaluate")
+        return super().evaluate(x, y, *args, **kwargs)
+
     # Text.
     def encode_source(self, texts, truncate=False):
         """Source ids `(B, S)` int32 for a list of texts, each ending with eos.

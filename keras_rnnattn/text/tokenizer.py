@@ -294,11 +294,14 @@ class Tokenizer:
         Args:
             texts: list of str.
             labels: optional array-like, one per text; the dataset then yields
-                `(ids, label)` pairs.
+                `(ids, label)` pairs. Class indices, or label strings, which
+                `AttentionClassifier.fit` maps through the model's `labels`.
             max_length, add_bos, add_eos, padding, truncate: as in `encode_batch`.
 
         Returns:
-            An unbatched `tf.data.Dataset` of int32 rows `(max_length,)`.
+            An unbatched `tf.data.Dataset` of int32 rows `(max_length,)`: call
+            `.batch(n)` on it before passing it to `fit`, `evaluate` or
+            `predict`.
         """
         import tensorflow as tf
 

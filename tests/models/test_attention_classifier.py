@@ -224,3 +224,83 @@ def test_bad_input_is_named():
         AttentionClassifier(vocabulary_size=VOCAB, num_classes=2, pooling="max")
     with pytest.raises(ValueError, match="num_classes"):
         AttentionClassifier(vocabulary_size=VOCAB, labels=["a", "b"], num_classes=3)
+
+
+def test_tf_data_with_label_strings_reads_them_through_the_labels():
+    pytest.importorskip("tensorflow")
+    clf = text_classifier()
+    data = clf.tokenizer.to_tf_dataset(CORPUS, labels=LABELS).batch(3)
+    losses = clf.fit(data, epochs=2, verbose=0).history["loss"]
+    assert np.isfinite(losses).all()
+    # The strings became the class indices of `labels`: the same loss as lists.
+    np.testing.assert_allclose(
+        clf.evaluate(data, verbose=0), clf.evaluate(CORPUS, LABELS, verbose=0), 1e-5
+    )
+    ids_only = clf.tokenizer.to_tf_dataset(CORPUS).batch(4)
+    np.testing.assert_allclose(
+        clf.predict(ids_only, verbose=0), clf.predict(CORPUS, verbose=0), atol=1e-5
+    )
+    unknown = clf.tokenizer.to_tf_dataset(CORPUS, labels=["pos"] * 5 + ["meh"])
+    with pytest.raises(Exception, match="outside the label set"):
+        clf.fit(unknown.batch(3), verbose=0)
+
+
+def test_tf_data_mistakes_get_one_clear_error():
+    tf = pytest.importorskip("tensorflow")
+    clf = text_classifier()
+    texts = tf.data.Dataset.from_tensor_slices((CORPUS, LABELS)).batch(3)
+    with pytest.raises(ValueError, match=r"holds texts.*to_tf_dataset"):
+        clf.fit(texts, verbose=0)
+    with pytest.raises(ValueError, match=r"holds texts"):
+        clf.predict(texts.map(lambda x, y: x), verbose=0)
+    unbatched = clf.tokenizer.to_tf_dataset(CORPUS, labels=[0, 1, 0, 1, 0, 1])
+    with pytest.raises(ValueError, match=r"not batched.*\.batch\(n\)"):
+        clf.fit(unbatched, verbose=0)
+    with pytest.raises(ValueError, match=r"not batched"):
+        clf.fit(
+            clf.tokenizer.encode_batch(CORPUS),
+            LABELS,
+            verbose=0,
+            validation_data=unbatched,
+        )
+    with pytest.raises(ValueError, match="no targets"):
+        clf.fit(clf.tokenizer.to_tf_dataset(CORPUS).batch(3), verbose=0)
+    no_names = AttentionClassifier(tokenizer=clf.tokenizer, num_classes=2)
+    no_names.compile()
+    with pytest.raises(ValueError, match=r"need the model's `labels`"):
+        no_names.fit(
+            clf.tokenizer.to_tf_dataset(CORPUS, labels=LABELS).batch(3), verbose=0
+        )
+
+
+def test_one_label_string_is_named_as_the_labels():
+    clf = text_classifier()
+    with pytest.raises(ValueError, match=r"labels must be a list.*\['pos'\]"):
+        clf.fit(["a witty plot"], "pos", verbose=0)
+    with pytest.raises(ValueError, match="labels must be a list or array"):
+        clf.fit(CORPUS[:2], {"pos", "neg"}, verbose=0)
+    with pytest.raises(ValueError, match="labels must be a list or array"):
+        clf.evaluate(["a witty plot"], 1, verbose=0)
+
+
+def cut_warnings(run):
+    """The max_length warnings that `run()` gives."""
+    import warnings
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        run()
+    return [str(w.message) for w in caught if "max_length=" in str(w.message)]
+
+
+def test_texts_cut_at_max_length_warn_once_per_model():
+    clf = text_classifier(max_length=3)
+    assert cut_warnings(lambda: clf.classify(["a witty plot"])) == []  # 3 tokens
+    (message,) = cut_warnings(
+        lambda: clf.classify(["the plot is boring", "a witty plot"])
+    )
+    assert "max_length=3" in message and "the longest has 4" in message
+    assert cut_warnings(lambda: clf.classify(["the plot is boring"])) == []
+    assert cut_warnings(lambda: clf.explain("the plot is boring")) == []
+    other = text_classifier(max_length=3)  # once per model
+    assert len(cut_warnings(lambda: other.explain("the plot is boring"))) == 1

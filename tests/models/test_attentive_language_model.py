@@ -284,3 +284,18 @@ def test_generation_records_no_autograd_graph(monkeypatch):
     lm.generate("a", max_length=5, seed=3)
     assert seen and not any(seen)
     assert torch.is_grad_enabled()
+
+
+def test_data_mistakes_get_one_clear_error():
+    tf = pytest.importorskip("tensorflow")
+    lm = char_model()
+    x, y = lm._text_pairs(TEXTS[:4], "test")
+    with pytest.raises(ValueError, match=r"\(inputs, targets\) pair.*fit\(x, y\)"):
+        lm.fit((x, y), verbose=0)
+    unbatched = tf.data.Dataset.from_tensor_slices((x, y))
+    with pytest.raises(ValueError, match=r"not batched.*\.batch\(n\)"):
+        lm.fit(unbatched, verbose=0)
+    with pytest.raises(ValueError, match=r"holds texts"):
+        lm.fit(tf.data.Dataset.from_tensor_slices((TEXTS[:4], TEXTS[:4])).batch(2))
+    losses = lm.fit(unbatched.batch(2), verbose=0).history["loss"]
+    assert np.isfinite(losses).all()

@@ -155,3 +155,26 @@ def test_bad_input_is_named():
         SequenceTagger(vocabulary_size=VOCAB, num_tags=3, encoder="lstm")
     with pytest.raises(ValueError, match="without a tokenizer"):
         SequenceTagger(vocabulary_size=VOCAB, num_tags=3).tag("the dog")
+
+
+def test_data_mistakes_get_one_clear_error():
+    import warnings
+
+    tf = pytest.importorskip("tensorflow")
+    tagger = text_tagger(encoder="dense")
+    with pytest.raises(ValueError, match=r"tags must be a list.*\['DET'\]"):
+        tagger.fit(["the"], "DET", verbose=0)
+    x = tagger.tokenizer.encode_batch(SENTENCES)
+    unbatched = tf.data.Dataset.from_tensor_slices((x, np.zeros_like(x)))
+    with pytest.raises(ValueError, match=r"not batched.*\.batch\(n\)"):
+        tagger.fit(unbatched, verbose=0)
+    losses = tagger.fit(unbatched.batch(2), verbose=0).history["loss"]
+    assert np.isfinite(losses).all()
+
+    short = text_tagger(encoder="dense", max_length=2)
+    for expected in (1, 0):  # once per model
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            assert len(short.tag("the dog runs")) == 2
+        cut = [w for w in caught if "max_length=2" in str(w.message)]
+        assert len(cut) == expected

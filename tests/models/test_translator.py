@@ -593,3 +593,38 @@ def test_docstring_examples_run():
 
     result = doctest.testmod(translator)
     assert result.attempted >= 10 and result.failed == 0
+
+
+def test_training_mistakes_get_one_clear_error():
+    model = tiny()
+    model.compile()
+    pairs = model.encode_pairs(SOURCES[:8], TARGETS[:8])
+    (source, target_in), target_out = pairs
+    fix = r"x, y = model\.encode_pairs\(source_texts, target_texts\)"
+    with pytest.raises(ValueError, match=rf"whole result of `encode_pairs`.*{fix}"):
+        model.fit(pairs, verbose=0)
+    with pytest.raises(ValueError, match=rf"not texts.*{fix}"):
+        model.fit(SOURCES[:8], TARGETS[:8], verbose=0)
+    with pytest.raises(ValueError, match=r"\(batch, length\). Received shape \(8,"):
+        model.fit((source[..., None], target_in), target_out, verbose=0)
+    with pytest.raises(ValueError, match=rf"target inputs' shape.*{fix}"):
+        model.fit((source, target_in), target_out[:, :-1], verbose=0)
+    with pytest.raises(ValueError, match=r"x must be \(source_ids, target_in_ids\)"):
+        model.evaluate(source, target_out, verbose=0)
+    x, y = pairs  # the fix the messages name
+    history = model.fit(x, y, epochs=1, verbose=0, validation_data=(x, y))
+    assert np.isfinite(history.history["val_loss"]).all()
+
+
+def test_tf_data_of_pairs_trains_and_mistakes_are_named():
+    tf = pytest.importorskip("tensorflow")
+    model = tiny()
+    model.compile()
+    x, y = model.encode_pairs(SOURCES[:8], TARGETS[:8])
+    data = tf.data.Dataset.from_tensor_slices((x, y))
+    with pytest.raises(ValueError, match=r"not batched.*\.batch\(n\)"):
+        model.fit(data, verbose=0)
+    with pytest.raises(ValueError, match=r"must yield \(\(source_ids, target_in_ids\)"):
+        model.fit(tf.data.Dataset.from_tensor_slices((x[0], y)).batch(4), verbose=0)
+    losses = model.fit(data.batch(4), epochs=1, verbose=0).history["loss"]
+    assert np.isfinite(losses).all()

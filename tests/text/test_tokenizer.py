@@ -105,6 +105,23 @@ def test_json_file_is_plain_data_and_loads_back(cls, tmp_path):
         other.load(path)
 
 
+@pytest.mark.parametrize("cls", CLASSES)
+def test_load_reads_the_tokenizer_files_of_an_export(cls, tmp_path):
+    # export_model writes {"class_name", "config"}; the README's LiteRT snippet
+    # reads them with Tokenizer.load, whichever tokenizer the model has.
+    tok = fitted(cls)
+    path = tmp_path / "source_tokenizer.json"
+    data = {"class_name": cls.__name__, "config": tok.get_config()}
+    path.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+    again = Tokenizer.load(path)
+    assert type(again) is cls
+    ids = again.encode_batch(TEXTS[:2], max_length=12, add_eos=True)
+    np.testing.assert_array_equal(
+        ids, tok.encode_batch(TEXTS[:2], max_length=12, add_eos=True)
+    )
+    assert again.decode(ids[1]) == tok.decode(ids[1])
+
+
 def test_get_config_from_config_round_trip():
     tok = BpeTokenizer(max_vocab=60, lowercase=True, min_count=1).fit(TEXTS)
     again = BpeTokenizer.from_config(tok.get_config())
