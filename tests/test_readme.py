@@ -52,12 +52,6 @@ import pytest
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TIMEOUT_S = 1200
 
-# Blocks that fail today for a reason being fixed elsewhere: a piece of the
-# block's code -> the reason. Not strict, so they pass once the fix is merged.
-KNOWN_FAILURES = {
-    "attention.precompute_keys(memory)": "fixed on branch first",
-}
-
 DIRECTIVE = re.compile(r"<!--\s*test:(.*?)-->", re.DOTALL)
 KINDS = ("skip", "slow", "backends", "setup", "teardown")
 BACKENDS = ("tensorflow", "jax", "torch")
@@ -197,9 +191,6 @@ def _params():
             )
         if block.slow is not None:
             marks.append(pytest.mark.slow)
-        for piece, reason in KNOWN_FAILURES.items():
-            if piece in block.code:
-                marks.append(pytest.mark.xfail(reason=reason, strict=False))
         params.append(pytest.param(block, marks=marks, id=block.name))
     return params
 
