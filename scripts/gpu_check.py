@@ -561,7 +561,9 @@ def table(reports, args):
         "",
         f"Numerics: the largest absolute difference from the CPU reference values "
         f"(`scripts/gpu_check_reference.npz`), tolerance {TOLERANCE:g}; `default` is "
-        "the backend's own float32 matmul precision, `highest` without TF32.",
+        "the backend's own float32 matmul precision (TF32 on NVIDIA GPUs under JAX, "
+        "and in cuDNN's LSTM under PyTorch), `highest` without TF32; only "
+        "`highest` must be within the tolerance.",
         "",
         "| check | "
         + " | ".join(
@@ -577,10 +579,13 @@ def table(reports, args):
         for report in reports:
             for key in ("numerics_default", "numerics_highest"):
                 row = next((r for r in report.get(key, []) if r["check"] == name), None)
+                # Over the tolerance fails at the highest precision only; at the
+                # default one (TF32) it is what the backend chose.
+                mark = " FAIL" if key == "numerics_highest" else " (over)"
                 cells.append(
                     "n/a"
                     if row is None
-                    else f"{row['max_abs_diff']:.1e}" + ("" if row["ok"] else " FAIL")
+                    else f"{row['max_abs_diff']:.1e}" + ("" if row["ok"] else mark)
                 )
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
     lines += [
