@@ -54,30 +54,47 @@ def _register():
 
 
 class _RegisterAfterKeras(importlib.abc.MetaPathFinder):
-    """Registers the classes right after `import keras`, wherever that happens.
+    """Registers the classes once Keras is imported, wherever that happens.
 
-    It finds Keras as the other finders would and runs `_register` once
-    Keras's own module has run; then it leaves `sys.meta_path`.
+    Keras may be imported by the user (before or after this package) or by one
+    of this package's own modules. Registering imports the layers and models,
+    which must not happen while one of this package's modules is half run (it
+    would import it again, half made): so this finder counts the package's
+    modules being imported, and registers when Keras is in and that count is
+    back to zero. Then it leaves `sys.meta_path`.
     """
 
-    def find_spec(self, fullname, path=None, target=None):
-        if fullname != "keras":
-            return None
-        if self in sys.meta_path:
-            sys.meta_path.remove(self)
-        spec = importlib.util.find_spec("keras")
-        if spec is None or spec.loader is None:
-            return spec
-        loader = spec.loader
-        exec_module = loader.exec_module
+    def __init__(self):
+        self.importing = 0  # this package's modules being run right now
+        self.keras_ready = False
 
-        def exec_and_register(module):
-            del loader.exec_module  # the loader's own method again
-            exec_module(module)
-            _register()
+    def find_spec(self, fullname, path=None, target=None):
+        own = fullname.startswith(__name__ + ".")
+        if fullname != "keras" and not own:
+            return None
+        spec = None
+        for finder in sys.meta_path:  # find it as the other finders would
+            if finder is not self and hasattr(finder, "find_spec"):
+                spec = finder.find_spec(fullname, path, target)
+                if spec is not None:
+                    break
+        if spec is None or not hasattr(spec.loader, "exec_module"):
+            return spec
+        exec_module = spec.loader.exec_module
+
+        def exec_and_count(module):
+            self.importing += own
+            try:
+                exec_module(module)
+            finally:
+                self.importing -= own
+            self.keras_ready = self.keras_ready or fullname == "keras"
+            if self.keras_ready and not self.importing and self in sys.meta_path:
+                sys.meta_path.remove(self)
+                _register()
 
         try:
-            loader.exec_module = exec_and_register
+            spec.loader.exec_module = exec_and_count  # this module's loader only
         except AttributeError:  # a loader without instance attributes
             pass
         return spec

@@ -87,3 +87,39 @@ def test_models_load_when_the_package_is_imported_before_keras(tmp_path):
     )
     assert done.returncode == 0, done.stderr[-3000:]
     assert done.stdout.splitlines() == names
+
+
+def test_any_module_may_be_imported_first():
+    # Keras imported by one of the package's own modules (a layer file, ops) or
+    # by the user afterwards: the classes are registered once no module of the
+    # package is half imported (registering from inside one used to import it
+    # again, half made: "cannot import name ... partially initialized module").
+    firsts = [
+        "keras_rnnattn.layers",
+        "keras_rnnattn.layers.luong_attention",
+        "keras_rnnattn.ops",
+        "keras_rnnattn.preset_mixin",
+        "keras_rnnattn.decoding",
+        "keras_rnnattn.models.translator",
+        "keras_rnnattn.text",
+    ]
+    code = (
+        "import importlib, sys\n"
+        "first = sys.argv[1]\n"
+        "importlib.import_module(first)\n"
+        "import keras\n"
+        "names = ['Translator', 'AttentionClassifier', 'LuongAttention']\n"
+        "print(first, all(keras.saving.get_registered_object('keras_rnnattn>' + n)\n"
+        "                 for n in names))\n"
+    )
+    env = {**os.environ, "PYTHONPATH": REPO, "TF_CPP_MIN_LOG_LEVEL": "3"}
+    for first in firsts:
+        done = subprocess.run(
+            [sys.executable, "-c", code, first],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert done.returncode == 0, f"{first}: {done.stderr[-2000:]}"
+        assert done.stdout.split() == [first, "True"]

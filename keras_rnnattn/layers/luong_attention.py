@@ -16,7 +16,8 @@ class LuongAttention(BaseAttention):
     For a query q (the decoder's current state h_t) and keys k (encoder states):
 
     - `"dot"`: score = qᵀ k (needs dq == dk);
-    - `"general"`: score = qᵀ W k;
+    - `"general"`: score = qᵀ W k, W mapping keys to the query's depth
+      (`units` if given: tfa's `units`);
     - `"concat"`: score = vᵀ tanh(W [q; k]), written W_q q + W_k k, with
       `units` hidden units (default dq);
     - `"location"`: scores = softmax(W q) over source positions, ignoring the keys;
@@ -28,7 +29,10 @@ class LuongAttention(BaseAttention):
     Args:
         score: one of `"dot"`, `"general"`, `"concat"`, `"location"`.
         scale: bool, divide the scores by sqrt(query depth).
-        units: int, hidden size of the `"concat"` score (only used there).
+        units: int, the hidden size of the `"concat"` score, or the query
+            depth of the `"general"` score; either lets `precompute_keys` build
+            the key projection before the first call. Default None: the
+            query's depth, read at the first call.
         source_length: int, the number of positions of the `"location"` score.
         dropout: float in [0, 1), dropout on the attention weights.
         seed: optional int, the seed of the dropout.
@@ -57,6 +61,13 @@ class LuongAttention(BaseAttention):
     >>> memory = np.random.rand(2, 5, 6).astype("float32")
     >>> layer(query, memory).shape
     (2, 3, 6)
+
+    With `units` (tfa's: the query depth) the keys can be projected once per
+    source before the first call:
+
+    >>> general = LuongAttention(score="general", units=8)
+    >>> tuple(general.precompute_keys(memory).shape)
+    (2, 5, 8)
     """
 
     def __init__(
@@ -74,10 +85,15 @@ class LuongAttention(BaseAttention):
             raise ValueError(
                 f"`score` must be one of {SCORES}. Received: score={score!r}"
             )
-        if units is not None and score != "concat":
+        if units is not None and score not in ("concat", "general"):
             raise ValueError(
-                "`units` is the hidden size of score='concat' and is not used by "
-                f"score={score!r}: leave it None. Received: units={units}"
+                "`units` is the hidden size of score='concat' or the query depth "
+                f"of score='general', and is not used by score={score!r}: leave it "
+                f"None. Received: units={units}"
+            )
+        if units is not None and (not isinstance(units, int) or units < 1):
+            raise ValueError(
+                f"`units` must be a positive int or None. Received: units={units!r}"
             )
         if score == "location" and (
             not isinstance(source_length, int) or source_length < 1
@@ -94,6 +110,8 @@ class LuongAttention(BaseAttention):
             # Sizes known now: `precompute_keys` may build W_k before the first call.
             self.query_dense = self._dense(units, "query_dense")
             self.key_dense = self._dense(units, "key_dense")
+        elif score == "general" and units is not None:
+            self.key_dense = self._dense(units, "key_dense")  # W k, to depth `units`
 
     def _dense(self, units, name):
         return keras.layers.Dense(
@@ -103,7 +121,7 @@ class LuongAttention(BaseAttention):
     @property
     def _keys_need_query_depth(self):
         """Whether the key projection's size is the query depth."""
-        return self.score == "general" or (self.score == "concat" and not self.units)
+        return self.score in ("general", "concat") and not self.units
 
     def build(self, query_shape, value_shape, key_shape=None):
         key_shape = value_shape if key_shape is None else key_shape
@@ -115,8 +133,15 @@ class LuongAttention(BaseAttention):
                 f"query depth {dq}, key depth {dk}"
             )
         if self.score == "general":
-            self.key_dense = self._dense(dq, "key_dense")  # W k, to the query's depth
-            self.key_dense.build(key_shape)
+            if self.units and dq is not None and dq != self.units:
+                raise ValueError(
+                    f"score='general' with units={self.units} projects the keys to "
+                    f"a query depth of {self.units}. Received: query depth {dq}"
+                )
+            if not self.units:
+                self.key_dense = self._dense(dq, "key_dense")  # W k, to dq
+            if not self.key_dense.built:
+                self.key_dense.build(key_shape)
         elif self.score == "concat":
             units = self.units or dq
             if not self.units:
@@ -136,15 +161,17 @@ class LuongAttention(BaseAttention):
     def precompute_keys(self, key):
         """The keys as the score reads them: W k for `"general"` and `"concat"`.
 
-        Before the layer's first call, `"concat"` with `units` builds W_k from
-        `key.shape`. `"general"` (and `"concat"` without `units`) projects the
-        keys to the query's depth, which the keys alone do not give: build the
+        Before the layer's first call, `units` lets it build W from `key.shape`.
+        Without `units`, `"general"` and `"concat"` project the keys to the
+        query's depth, which the keys alone do not give: pass `units`, build the
         layer first with `build(query_shape, value_shape)`, or call it once.
         """
         if self.score not in ("general", "concat"):
             return key
         if not self.built and self._keys_need_query_depth:
-            fix = " or pass `units`" if self.score == "concat" else ""
+            fix = " or pass `units` (the query depth)"
+            if self.score == "concat":
+                fix = " or pass `units`"
             raise ValueError(
                 f"LuongAttention(score={self.score!r}) projects the keys to the "
                 "query's depth, which `precompute_keys` cannot see before the "

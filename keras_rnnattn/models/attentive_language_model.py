@@ -7,7 +7,7 @@ import numpy as np
 from keras import ops
 
 from keras_rnnattn.decoding.sampling import draw_uniforms
-from keras_rnnattn.layers import SequenceSelfAttention
+from keras_rnnattn.layers.sequence_self_attention import SequenceSelfAttention
 from keras_rnnattn.layers.sequence_self_attention import SCORE_NAMES
 from keras_rnnattn.models import _apps_text as text_utils
 from keras_rnnattn.models._apps_layers import (

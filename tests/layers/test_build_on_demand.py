@@ -20,6 +20,7 @@ SCORERS = {
     "bahdanau": lambda: BahdanauAttention(units=8),
     "bahdanau_normalized": lambda: BahdanauAttention(units=8, normalize=True),
     "luong_concat_units": lambda: LuongAttention("concat", units=8),
+    "luong_general_units": lambda: LuongAttention("general", units=16),
     "luong_dot": lambda: LuongAttention("dot"),
     "luong_location": lambda: LuongAttention("location", source_length=9),
 }
@@ -96,6 +97,15 @@ def test_a_layer_built_by_precompute_keys_saves_and_reloads(tmp_path):
         to_numpy(model([STATE, MEMORY, KEY])),
         atol=1e-6,
     )
+
+
+def test_general_units_is_the_query_depth():
+    layer = LuongAttention("general", units=16)
+    assert tuple(layer.precompute_keys(MEMORY).shape) == (2, 7, 16)
+    with pytest.raises(ValueError, match="query depth of 16. Received: query depth 8"):
+        layer(STATE[:, :8], MEMORY)
+    with pytest.raises(ValueError, match="not used by score='dot'"):
+        LuongAttention("dot", units=16)
 
 
 @pytest.mark.parametrize("kwargs", [{"score": "general"}, {"score": "concat"}])
