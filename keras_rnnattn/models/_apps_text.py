@@ -290,6 +290,18 @@ def dataset_parts(dataset, owner, with_targets):
     return spec, None, ()
 
 
+def is_checked_id_dataset(x, owner, with_targets, targets="target ids"):
+    """Whether `x` is a `tf.data.Dataset`; if it is, checks that it yields
+    batched int ids (and, where it has them, batched int `targets`)."""
+    if as_dataset(x) is None:
+        return False
+    x_spec, y_spec, _ = dataset_parts(x, owner, with_targets)
+    check_ids_spec(x_spec, owner)
+    if y_spec is not None:
+        check_ids_spec(y_spec, owner, what=targets)
+    return True
+
+
 def check_ids_spec(spec, owner, what="token ids"):
     """Checks a dataset's id tensors: int, batched, (batch, length)."""
     import tensorflow as tf

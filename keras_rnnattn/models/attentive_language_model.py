@@ -7,8 +7,10 @@ import numpy as np
 from keras import ops
 
 from keras_rnnattn.decoding.sampling import draw_uniforms
-from keras_rnnattn.layers.sequence_self_attention import SequenceSelfAttention
-from keras_rnnattn.layers.sequence_self_attention import SCORE_NAMES
+from keras_rnnattn.layers.sequence_self_attention import (
+    SCORE_NAMES,
+    SequenceSelfAttention,
+)
 from keras_rnnattn.models import _apps_text as text_utils
 from keras_rnnattn.models._apps_layers import (
     PaddingMask,
@@ -221,11 +223,7 @@ class AttentiveLanguageModel(PresetMixin, keras.Model):
         return x, y
 
     def _prepare(self, x, y, owner, with_targets=True):
-        if text_utils.as_dataset(x) is not None:
-            x_spec, y_spec, _ = text_utils.dataset_parts(x, owner, with_targets)
-            text_utils.check_ids_spec(x_spec, owner)
-            if y_spec is not None:
-                text_utils.check_ids_spec(y_spec, owner, what="target ids")
+        if text_utils.is_checked_id_dataset(x, owner, with_targets, "target ids"):
             return x, y
         if text_utils.is_text(x):
             if y is not None:

@@ -252,11 +252,7 @@ class SequenceTagger(PresetMixin, keras.Model):
         return items, encoded, single
 
     def _prepare(self, x, y, owner, with_targets=True):
-        if text_utils.as_dataset(x) is not None:
-            x_spec, y_spec, _ = text_utils.dataset_parts(x, owner, with_targets)
-            text_utils.check_ids_spec(x_spec, owner)
-            if y_spec is not None:
-                text_utils.check_ids_spec(y_spec, owner, what="tag ids")
+        if text_utils.is_checked_id_dataset(x, owner, with_targets, "tag ids"):
             return x, y
         if y is not None:
             text_utils.check_label_batch(y, owner, what="tags")
