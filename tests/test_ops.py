@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 from keras import ops
 
-from keras_rnnattn.ops import dense_2d
+from keras_rnnattn.ops import dense_2d, device_scalar
 
 
 def gradients(fn, variables):
@@ -51,3 +51,22 @@ def test_dense_2d_keeps_the_layer_when_it_has_an_activation():
     layer.build((None, 4))
     layer.kernel.assign(np.ones((4, 3), "float32"))
     np.testing.assert_array_equal(ops.convert_to_numpy(dense_2d(layer, x)), 0.0)
+
+
+@pytest.mark.parametrize(
+    "value, dtype", [(0, "int32"), (-1e9, "float32"), (0.5, "bfloat16")]
+)
+def test_device_scalar_is_the_number(value, dtype):
+    scalar = device_scalar(value, dtype)
+    assert tuple(scalar.shape) == ()
+    assert keras.backend.standardize_dtype(scalar.dtype) == dtype
+    assert float(keras.ops.convert_to_numpy(keras.ops.cast(scalar, "float32"))) == value
+
+
+def test_ops_docstring_examples_run():
+    import doctest
+
+    from keras_rnnattn import ops as module
+
+    result = doctest.testmod(module)
+    assert result.attempted > 0 and result.failed == 0
