@@ -17,7 +17,7 @@ import pytest  # noqa: E402
 def _reset_keras_state():
     """Each test starts with a float32 policy, fresh names and a fixed seed."""
     keras.config.set_dtype_policy("float32")
-    keras.utils.clear_session()
+    keras.utils.clear_session(free_memory=False)
     keras.utils.set_random_seed(1234)
     np.random.seed(1234)
     yield
