@@ -10,6 +10,10 @@ import pytest
 from keras_rnnattn.utils import processes
 from keras_rnnattn.utils.processes import available_cpus, cpu_affinity, thread_env
 
+# A `preexec_fn` makes subprocess fork; JAX, imported by the suite, warns about
+# any fork (the child only sets its affinity and runs a new program).
+fork_warning = pytest.mark.filterwarnings("ignore:os.fork:RuntimeWarning")
+
 
 def test_thread_env_holds_every_library_to_the_threads_given():
     one = thread_env()
@@ -31,6 +35,7 @@ def test_thread_env_holds_every_library_to_the_threads_given():
             thread_env(bad)
 
 
+@fork_warning
 @pytest.mark.skipif(not hasattr(os, "sched_setaffinity"), reason="Linux only")
 def test_cpu_affinity_pins_a_child_process():
     cpus = available_cpus()
@@ -46,6 +51,7 @@ def test_cpu_affinity_pins_a_child_process():
     assert cpu_affinity(None) is None and cpu_affinity([]) is None
 
 
+@fork_warning
 def test_docstring_examples_run():
     result = doctest.testmod(processes)
     assert result.attempted >= 6 and result.failed == 0
