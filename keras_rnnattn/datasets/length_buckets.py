@@ -21,10 +21,11 @@ class LengthBucketedBatches(keras.utils.PyDataset):
        or each array to its own multiple (a tuple, one per array: those of
        `x`, then those of `y`, in the order of `keras.tree.flatten`);
     4. with `shuffle=True` the order of the batches is drawn afresh every
-       epoch from `seed`; rows stay in their buckets. Where an epoch has
-       batches of several widths, its second batch is one of other widths
-       than its first (Keras on TensorFlow fixes every dimension on which a
-       PyDataset's first two batches agree).
+       epoch from `seed` (rows stay in their buckets); without, the batches
+       come in bucket order. Either way, where an epoch has batches of
+       several widths, its second batch is one of other widths than its
+       first: Keras on TensorFlow fixes every dimension on which a
+       PyDataset's first two batches agree.
 
     Few distinct shapes mean few compilations (JAX and `jit_compile` compile
     once per shape); similar lengths mean little padding. With `encode_fn`
@@ -93,28 +94,18 @@ class LengthBucketedBatches(keras.utils.PyDataset):
                 "`encode_fn` must be a callable `encode_fn(rng) -> (x, y)`. "
                 f"Received: encode_fn={encode_fn!r}"
             )
-        if isinstance(batch_size, bool) or not isinstance(batch_size, int):
+        if not _is_positive_int(batch_size):
             raise ValueError(
                 f"`batch_size` must be an int >= 1. Received: batch_size={batch_size!r}"
             )
-        if batch_size < 1:
+        multiples = pad_to_multiple_of
+        if not isinstance(multiples, (tuple, list)):
+            multiples = [multiples]
+        if not multiples or not all(_is_positive_int(m) for m in multiples):
             raise ValueError(
-                f"`batch_size` must be an int >= 1. Received: batch_size={batch_size!r}"
+                "`pad_to_multiple_of` must be an int >= 1 or a tuple of them (one "
+                f"per array). Received: pad_to_multiple_of={pad_to_multiple_of!r}"
             )
-        multiples = (
-            pad_to_multiple_of
-            if isinstance(pad_to_multiple_of, (tuple, list))
-            else [pad_to_multiple_of]
-        )
-        for multiple in multiples:
-            if isinstance(multiple, bool) or not isinstance(multiple, int):
-                multiple = None
-            if multiple is None or multiple < 1:
-                raise ValueError(
-                    "`pad_to_multiple_of` must be an int >= 1 or a tuple of them "
-                    f"(one per array). Received: pad_to_multiple_of="
-                    f"{pad_to_multiple_of!r}"
-                )
         self.batch_size = batch_size
         self.shuffle = bool(shuffle)
         self.pad_to_multiple_of = pad_to_multiple_of
@@ -219,6 +210,10 @@ class LengthBucketedBatches(keras.utils.PyDataset):
         ]
         packed = keras.tree.pack_sequence_as(self._structure, batch)
         return packed[0] if len(packed) == 1 else tuple(packed)  # x or (x, y)
+
+
+def _is_positive_int(value):
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 1
 
 
 def _round_up(n, multiple):
