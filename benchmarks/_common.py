@@ -12,6 +12,8 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 
+from keras_rnnattn.utils import processes
+
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MIB = 2**20
 
@@ -23,16 +25,7 @@ def log(*args):
 
 def thread_env(threads):
     """Environment variables that pin every library to `threads` threads."""
-    multi = "true" if threads > 1 else "false"
-    return {
-        "OMP_NUM_THREADS": str(threads),
-        "MKL_NUM_THREADS": str(threads),
-        "TF_NUM_INTRAOP_THREADS": str(threads),
-        "TF_NUM_INTEROP_THREADS": str(threads),
-        "XLA_FLAGS": f"--xla_cpu_multi_thread_eigen={multi} "
-        f"intra_op_parallelism_threads={threads}",
-        "TF_CPP_MIN_LOG_LEVEL": "3",
-    }
+    return {**processes.thread_env(threads), "TF_CPP_MIN_LOG_LEVEL": "3"}
 
 
 def pin_threads(threads):
@@ -56,10 +49,9 @@ def cpu_pinning(threads):
     product measured 310 GFLOP/s "on one thread" against 181 for torch on a
     quiet 2-core machine). An affinity mask binds every library alike.
     """
-    if not hasattr(os, "sched_setaffinity") or threads >= (os.cpu_count() or 1):
+    if threads >= (os.cpu_count() or 1):
         return None
-    cpus = sorted(os.sched_getaffinity(0))[:threads]
-    return lambda: os.sched_setaffinity(0, cpus)
+    return processes.cpu_affinity(processes.available_cpus()[:threads])
 
 
 def run_worker(script, backend, threads, argv, timeout=1800):

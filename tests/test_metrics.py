@@ -1,12 +1,21 @@
-"""BLEU and chrF against sacrebleu and against the formulas; exact match."""
+"""BLEU and chrF against sacrebleu and against the formulas; exact match; BLEU by
+source length and the length penalty chosen on a development set."""
 
 import math
+import re
 import sys
 from collections import Counter
 
 import pytest
 
-from keras_rnnattn.metrics import bleu, chrf, exact_match
+from keras_rnnattn import metrics
+from keras_rnnattn.metrics import (
+    bleu,
+    bleu_by_length,
+    chrf,
+    exact_match,
+    pick_length_penalty,
+)
 
 sacrebleu = pytest.importorskip("sacrebleu")
 
@@ -157,3 +166,122 @@ def test_missing_sacrebleu_names_the_install_command(monkeypatch):
         with pytest.raises(ImportError, match="pip install sacrebleu"):
             metric(["a b c d"], ["a b c d"])
     assert exact_match(["a"], ["a"]) == 100.0  # needs no sacrebleu
+
+
+# --- BLEU by source length ----------------------------------------------------------
+def test_bleu_by_length_equals_sacrebleu_on_each_bucket():
+    sources = [
+        "ein Satz",  # 2 words
+        "das ist ein kurzer Satz hier",  # 6
+        "Das Kind entwickelt sich normal und gesund.",  # 7
+        "ein sehr langer Satz mit vielen vielen Wörtern darin heute",  # 10
+        "drei Wörter hier",  # 3
+    ]
+    hypotheses = [
+        "a sentence",
+        "this is a short sentence here",
+        "The child is developing normally and healthily.",
+        "a very long sentence with many many words in it",
+        "three words here",
+    ]
+    references = [
+        "one sentence",
+        "that is a short sentence here",
+        ["The child develops normally and healthily.", "The kid grows normally."],
+        "a very long sentence with lots of words in it today",
+        "three words here",
+    ]
+    buckets = ((1, 5), (6, 8), (9, 12), (13, 20))
+    table = bleu_by_length(hypotheses, references, sources, buckets=buckets)
+    assert list(table) == ["1-5", "6-8", "9-12"]  # no sentence of 13-20 words
+    for name, rows in (("1-5", [0, 4]), ("6-8", [1, 2]), ("9-12", [3])):
+        hyps = [hypotheses[i] for i in rows]
+        refs = [references[i] for i in rows]
+        streams = [[r] if isinstance(r, str) else r for r in refs]
+        streams = [
+            [ref[j] if j < len(ref) else None for ref in streams] for j in range(2)
+        ]
+        assert table[name]["sentences"] == len(rows)
+        assert table[name]["bleu"] == pytest.approx(
+            sacrebleu.corpus_bleu(hyps, streams).score
+        )
+        assert table[name]["chrf"] == pytest.approx(
+            sacrebleu.corpus_chrf(hyps, streams).score
+        )
+    # The default buckets are those of Bahdanau et al. (2014), Fig. 2.
+    assert list(bleu_by_length(hypotheses, references, sources)) == [
+        "1-5",
+        "6-8",
+        "9-12",
+    ]
+
+
+@pytest.mark.parametrize(
+    "sources, buckets, message",
+    [
+        (["a"], ((1, 5),), "one source text per hypothesis"),
+        ("a b", ((1, 5),), "one source text per hypothesis"),
+        (["a", "b"], ((5, 1),), "Received: bucket=(5, 1)"),
+        (["a", "b"], ((1.5, 3),), "pair of word counts"),
+    ],
+)
+def test_bleu_by_length_refuses_bad_input(sources, buckets, message):
+    with pytest.raises(ValueError, match=re.escape(message)):
+        bleu_by_length(["x", "y"], ["x", "y"], sources, buckets=buckets)
+
+
+# --- The length penalty chosen on a development set ---------------------------------
+def test_pick_length_penalty_picks_the_best_score():
+    references = ["the cat sat on the mat", "the dog lay on the warm rug"]
+    # Outputs per α: too short, right, too long (as a larger α lengthens them).
+    outputs = {
+        0.0: ["the cat", "the dog"],
+        0.6: ["the cat sat on the mat", "the dog lay on the warm rug"],
+        1.4: ["the cat sat on the mat and more", "the dog lay on the warm rug all day"],
+    }
+    asked = []
+
+    def translate(texts, length_penalty):
+        asked.append((list(texts), length_penalty))
+        return outputs[length_penalty]
+
+    sources = ["die Katze saß auf der Matte", "der Hund lag auf dem warmen Teppich"]
+    best, scores = pick_length_penalty(
+        translate, sources, references, length_penalties=(0.0, 0.6, 1.4)
+    )
+    assert best == 0.6
+    assert list(scores) == [0.0, 0.6, 1.4]
+    assert scores == {a: pytest.approx(bleu(outputs[a], references)) for a in outputs}
+    assert scores[0.6] == pytest.approx(100.0)
+    assert asked == [(sources, a) for a in (0.0, 0.6, 1.4)]
+    # Another metric can pick another α: chrF prefers the long outputs to the
+    # short ones, and the first α of a tie wins.
+    best, _ = pick_length_penalty(
+        translate, sources, references, length_penalties=(0.0, 1.4), metric=chrf
+    )
+    assert best == 1.4
+    best, _ = pick_length_penalty(
+        translate, sources, references, (1.4, 0.6, 0.6), metric=lambda h, r: 1.0
+    )
+    assert best == 1.4
+    assert metrics.LENGTH_PENALTIES == (0.0, 0.6, 1.0, 1.2, 1.4)
+
+
+@pytest.mark.parametrize(
+    "translate, penalties, message",
+    [
+        ("not callable", (0.0,), "must be a callable"),
+        (lambda texts, length_penalty: texts, (), "non-empty list"),
+        (lambda texts, length_penalty: texts, (-1.0,), "Received: length_penalties"),
+    ],
+)
+def test_pick_length_penalty_refuses_bad_input(translate, penalties, message):
+    with pytest.raises(ValueError, match=message):
+        pick_length_penalty(translate, ["a"], ["a"], length_penalties=penalties)
+
+
+def test_docstring_examples_run():
+    import doctest
+
+    result = doctest.testmod(metrics)
+    assert result.attempted >= 8 and result.failed == 0

@@ -33,29 +33,29 @@ penalty that scores best on the validation split.
     python applications/ding_de_en_bahdanau/train.py --ema 0   # no weight averaging
     python applications/ding_de_en_bahdanau/train.py --units 256 --embedding-dim 256 --fixnorm 0 --ema 0  # the previous recipe
     python applications/ding_de_en_bahdanau/train.py --quick            # smoke run
+
+Beside this file, imported by their file names: `data.py` (the extra corpora,
+the tagged length-bucketed batches), `evaluation.py` (the test scores, the
+length penalty chosen on validation) and `members.py` (the ensemble's member
+processes).
 """
 
 import argparse
 import json
 import os
-import subprocess
 import sys
 import tempfile
 import time
 
 import keras
-import numpy as np
+from data import TaggedBatches, describe_data, load_auxiliary_data
+from evaluation import evaluate, loss_and_size, pick_length_penalty
+from members import train_members
 
 from keras_rnnattn.callbacks import TimeBudget
-from keras_rnnattn.datasets import (
-    DatasetNotFoundError,
-    load_ding_de_en,
-    load_ding_de_en_alternatives,
-    load_ding_de_en_lexicon,
-    load_libreoffice_help_de_en,
-)
+from keras_rnnattn.datasets import DatasetNotFoundError, load_ding_de_en
 from keras_rnnattn.metrics import bleu, chrf
-from keras_rnnattn.models import Translator, TranslatorEnsemble
+from keras_rnnattn.models import Translator
 from keras_rnnattn.text import BpeTokenizer
 
 NAME = "ding_de_en_bahdanau"
@@ -270,267 +270,6 @@ def parse_args(argv=None):
     return args
 
 
-class Batches(keras.utils.PyDataset):
-    """Batches of pairs of similar length, source and target padded to one
-    bucket length (a multiple of 8 tokens); with `target_multiple`, the source
-    to its own multiple of 8 and the target to its own multiple of
-    `target_multiple` (fewer padded decoder steps, more shapes to compile).
-
-    Few distinct shapes means few compilations (JAX compiles once per shape);
-    similar lengths mean little padding. For training (`shuffle=True`) the
-    batch order is reshuffled every epoch and the last partial batch (the
-    longest pairs, fewer than `batch_size`) is left out, so every batch has the
-    same size. With `extra` pairs (the dictionary's words and phrases), each
-    epoch adds a fresh random sample of `extra_per_epoch` of them to `pairs`.
-
-    With `tag_id`, the sources of `extra` and of the last `num_tagged` of
-    `pairs` start with that id: a tag that tells data other than the Ding
-    sentences apart (Kobus et al. 2017; Caswell et al. 2019). Translation
-    sources are never tagged, so the model translates in the sentences' style.
-
-    With `bpe_dropout`, every epoch encodes its pairs afresh with that
-    BPE-dropout on both sides (Provilkov et al. 2020): the model sees many
-    segmentations of each word.
-    """
-
-    def __init__(
-        self,
-        model,
-        pairs,
-        batch_size,
-        seed,
-        shuffle=True,
-        extra=(),
-        extra_per_epoch=0,
-        num_tagged=0,
-        tag_id=None,
-        bpe_dropout=0.0,
-        target_multiple=None,
-    ):
-        super().__init__()
-        self.target_multiple = target_multiple
-        self.model = model
-        self.pairs = list(pairs) + list(extra)
-        self.n_main = len(self.pairs) - len(extra)
-        self.first_tagged = self.n_main - num_tagged if tag_id is not None else None
-        self.tag_id = tag_id
-        self.bpe_dropout = bpe_dropout
-        self.extra_per_epoch = min(extra_per_epoch, len(extra))
-        self.batch_size = batch_size
-        self.rng = np.random.default_rng(seed)
-        self.shuffle = shuffle
-        self.on_epoch_end()
-
-    def _encode(self, rows):
-        """Source and target arrays of `pairs[rows]`, tagged as asked."""
-        tokenizers = (self.model.source_tokenizer, self.model.target_tokenizer)
-        for tokenizer in tokenizers:
-            tokenizer.dropout = self.bpe_dropout
-        try:
-            (source, target_in), target_out = self.model.encode_pairs(
-                [self.pairs[i][0] for i in rows], [self.pairs[i][1] for i in rows]
-            )
-        finally:
-            for tokenizer in tokenizers:
-                tokenizer.dropout = 0.0
-        if self.first_tagged is not None:
-            tagged = rows >= self.first_tagged  # (N,)
-            if tagged.any():
-                shifted = np.pad(source, ((0, 0), (1, 0)))  # (N, S + 1)
-                shifted[:, 0] = self.tag_id
-                source = np.where(
-                    tagged[:, None], shifted, np.pad(source, ((0, 0), (0, 1)))
-                )
-        return source, target_in, target_out
-
-    def _make_batches(self):
-        rows = np.arange(self.n_main)
-        if self.extra_per_epoch:
-            extra = self.n_main + self.rng.choice(
-                len(self.pairs) - self.n_main, self.extra_per_epoch, replace=False
-            )
-            rows = np.concatenate([rows, extra])
-        self.source, self.target_in, self.target_out = self._encode(rows)
-        self.source_lengths = np.sum(self.source != 0, axis=1)
-        self.target_lengths = np.sum(self.target_out != 0, axis=1)
-        order = np.lexsort((self.source_lengths, self.target_lengths))
-        size = self.batch_size
-        batches = [order[i : i + size] for i in range(0, len(order), size)]
-        if self.shuffle and len(batches) > 1 and len(batches[-1]) < size:
-            batches.pop()
-        return batches
-
-    def __len__(self):
-        return len(self.batches)
-
-    def on_epoch_end(self):
-        if self.extra_per_epoch or self.bpe_dropout or not hasattr(self, "batches"):
-            self.batches = self._make_batches()
-        self.order = np.arange(len(self.batches))
-        if self.shuffle:
-            self.order = self.rng.permutation(len(self.batches))
-
-    def __getitem__(self, index):
-        rows = self.batches[self.order[index]]
-        source_max = self.source_lengths[rows].max()
-        target_max = self.target_lengths[rows].max()
-        if self.target_multiple:  # each side to its own length
-            s = _round_up(source_max)
-            t = _round_up(target_max, self.target_multiple)
-        else:
-            s = t = _round_up(max(source_max, target_max))
-        return (
-            (_fit(self.source[rows], s), _fit(self.target_in[rows], t)),
-            _fit(self.target_out[rows], t),
-        )
-
-
-def _round_up(n, multiple=8):
-    return int(-(-int(n) // multiple) * multiple)
-
-
-def _fit(ids, length):
-    """Cuts or right-pads (with 0) an id matrix to `length` columns."""
-    if ids.shape[1] >= length:
-        return ids[:, :length]
-    return np.pad(ids, ((0, 0), (0, length - ids.shape[1])))
-
-
-def translate_all(model, texts, beam_size, length_penalty=0.0, batch_size=250):
-    """Translations of many texts, batched by source length (fewer shapes)."""
-    order = np.argsort([len(model.source_tokenizer.encode(t)) for t in texts])
-    out = [None] * len(texts)
-    for i in range(0, len(order), batch_size):
-        rows = order[i : i + batch_size]
-        for row, translation in zip(
-            rows,
-            model.translate(
-                [texts[r] for r in rows],
-                beam_size=beam_size,
-                length_penalty=length_penalty,
-            ),
-        ):
-            out[row] = translation
-    return out
-
-
-LENGTH_BUCKETS = ((1, 5), (6, 8), (9, 12), (13, 20), (21, 200))
-LENGTH_PENALTIES = (0.0, 0.6, 1.0, 1.2, 1.4)  # α tried on the validation split
-
-
-def bleu_by_length(hypotheses, pairs):
-    """Corpus BLEU and chrF per bucket of source length in words (Bahdanau et
-    al. 2014, Fig. 2): `{"6-8": {"sentences": n, "bleu": .., "chrf": ..}}`."""
-    table = {}
-    for low, high in LENGTH_BUCKETS:
-        rows = [i for i, (de, _) in enumerate(pairs) if low <= len(de.split()) <= high]
-        if rows:
-            hyps = [hypotheses[i] for i in rows]
-            refs = [pairs[i][1] for i in rows]
-            table[f"{low}-{high}"] = {
-                "sentences": len(rows),
-                "bleu": bleu(hyps, refs),
-                "chrf": chrf(hyps, refs),
-            }
-    return table
-
-
-def pick_length_penalty(model, pairs, beam_size, choices=LENGTH_PENALTIES):
-    """The GNMT length penalty α with the best BLEU + chrF on `pairs`."""
-    sources = [de for de, _ in pairs]
-    references = [en for _, en in pairs]
-    scores = {}
-    for alpha in choices:
-        hypotheses = translate_all(model, sources, beam_size, alpha)
-        scores[alpha] = bleu(hypotheses, references) + chrf(hypotheses, references)
-        print(
-            f"validation, beam {beam_size}, α={alpha}: BLEU + chrF {scores[alpha]:.2f}"
-        )
-    return max(choices, key=scores.get), scores
-
-
-def evaluate(model, pairs, beam_size, length_penalty=0.0):
-    sources = [de for de, _ in pairs]
-    references = [en for _, en in pairs]
-    start = time.time()
-    hypotheses = translate_all(model, sources, beam_size, length_penalty)
-    seconds = time.time() - start
-    unk = model.target_tokenizer.vocabulary.id_to_token(model.target_tokenizer.unk_id)
-    return {
-        "bleu": bleu(hypotheses, references),
-        "chrf": chrf(hypotheses, references),
-        "unk_outputs": sum(unk in h for h in hypotheses),
-        "sentences_per_second": len(pairs) / seconds,
-        "by_source_length": bleu_by_length(hypotheses, pairs),
-    }, hypotheses
-
-
-def load_auxiliary_data(args, val_pairs, test_pairs):
-    """`(extra_pairs, lexicon)` as `--extra-data` and `--lexicon` ask."""
-    extra_pairs = []
-    if args.extra_data == "alternatives":
-        # No side equals a side of any canonical pair (the loader's rule).
-        extra_pairs = load_ding_de_en_alternatives()
-        if args.quick:
-            extra_pairs = extra_pairs[:200]
-        print(f"extra data: {len(extra_pairs):,} Ding alternatives", flush=True)
-    elif args.extra_data == "libreoffice":
-        extra_pairs = load_libreoffice_help_de_en("train")
-        # No English side of the Ding validation or test split in training.
-        held_out = {en for _, en in val_pairs + test_pairs}
-        extra_pairs = [p for p in extra_pairs if p[1] not in held_out]
-        if args.quick:
-            extra_pairs = extra_pairs[:200]
-        print(f"extra data: {len(extra_pairs):,} LibreOffice help pairs", flush=True)
-
-    lexicon = []
-    if args.lexicon:
-        lexicon = load_ding_de_en_lexicon()
-        if args.quick:
-            lexicon = lexicon[:1000]
-        print(f"lexicon: {len(lexicon):,} pairs, {args.lexicon:,} a epoch", flush=True)
-    return extra_pairs, lexicon
-
-
-def describe_data(args, extra_pairs, lexicon):
-    """The metadata's `data` and `data_license` lines."""
-    data = (
-        "Ding de-en example sentences (Debian trans-de-en 1.9-6), 16,570 "
-        "pairs; canonical split default_rng(1234): test 1000, validation "
-        "500, train 15,070."
-        + (
-            f" Each epoch also {args.lexicon:,} random pairs of the "
-            f"dictionary's other {len(lexicon):,} words and phrases "
-            "(load_ding_de_en_lexicon; no side equals a sentence's)."
-            if args.lexicon
-            else ""
-        )
-        + (
-            f" Every epoch also the dictionary's {len(extra_pairs):,} example "
-            "sentences written with '/' alternatives, the first of each "
-            "(load_ding_de_en_alternatives; no side equals a sentence's)."
-            if args.extra_data == "alternatives"
-            else ""
-        )
-        + (
-            f" Every epoch also the {len(extra_pairs):,} train pairs of the "
-            "LibreOffice help de/en (load_libreoffice_help_de_en, MPL-2.0)."
-            if args.extra_data == "libreoffice"
-            else ""
-        )
-        + (
-            " The sources of all but the Ding sentences start with a tag "
-            "(the source bos id)."
-            if args.tag and (lexicon or extra_pairs)
-            else ""
-        )
-    )
-    license = "GPL-2+ (the corpus is not shipped; the weights are derived from it)" + (
-        "; LibreOffice help: MPL-2.0" if args.extra_data == "libreoffice" else ""
-    )
-    return data, license
-
-
 def describe_model(args):
     """The metadata's `description` of one translator of this recipe."""
     return (
@@ -646,7 +385,7 @@ def train_one(args, train_pairs, val_pairs, test_pairs):
         ),
         label_smoothing=args.label_smoothing,
     )
-    train_data = Batches(
+    train_data = TaggedBatches(
         model,
         train_pairs + extra_pairs,
         args.batch_size,
@@ -659,7 +398,9 @@ def train_one(args, train_pairs, val_pairs, test_pairs):
         bpe_dropout=args.bpe_dropout,
         target_multiple=args.target_multiple,
     )
-    val_data = Batches(model, val_pairs, args.batch_size, args.seed, shuffle=False)
+    val_data = TaggedBatches(
+        model, val_pairs, args.batch_size, args.seed, shuffle=False
+    )
     budget, stop, callbacks = training_callbacks(args)
     start = time.time()
     history = model.fit(
@@ -685,138 +426,25 @@ def train_one(args, train_pairs, val_pairs, test_pairs):
     return (model, metrics) + describe_data(args, extra_pairs, lexicon)
 
 
-def _member_argv(args, argv, index):
-    """The command line of member `index` (0-based): this run's own options but
-    the members' and output's, one translator, its seed and folder."""
-    argv = list(sys.argv[1:] if argv is None else argv)
-    own = {"--members": 1, "--members-dir": 1, "--out": 1, "--seed": 1}
-    kept, skip = [], 0
-    for item in argv:
-        if skip:
-            skip -= 1
-            continue
-        name = item.split("=")[0]
-        if name in own:
-            skip = 0 if "=" in item else own[name]
-            continue
-        kept.append(item)
-    folder = os.path.join(args.members_dir, f"member_{index + 1}")
-    return kept + ["--members", "1", "--seed", str(args.seed + index), "--out", folder]
-
-
-def _member_env(members_dir):
-    """Environment of a member process: every library on one thread, and one
-    JAX compilation cache in `members_dir` for all members (a batch shape one
-    member has compiled, another loads in a second or two instead of compiling
-    it again: about 12 s a shape on one core). `JAX_COMPILATION_CACHE_DIR`, if
-    set, is kept (a cache shared by several runs)."""
-    env = dict(os.environ)
-    env.setdefault(
-        "JAX_COMPILATION_CACHE_DIR", os.path.join(members_dir, "compilation_cache")
+def print_summary(args, folder, metrics, test_pairs, beam_outputs):
+    """The results table (greedy and beam), the training facts and five examples."""
+    beam = f"beam{args.beam_size}"
+    print("\n| preset | attention | decoding | BLEU | chrF | unk outputs | sent/s |")
+    print("|---|---|---|---|---|---|---|")
+    for label in ("greedy", beam):
+        print(
+            f"| {os.path.basename(folder)} | {args.attention} | {label} | "
+            f"{metrics[f'test_{label}_bleu']:.1f} | {metrics[f'test_{label}_chrf']:.1f} | "
+            f"{metrics[f'test_{label}_unk_outputs']} | "
+            f"{metrics[f'test_{label}_sentences_per_second']:.0f} |"
+        )
+    epochs = metrics["epochs_run"]
+    print(
+        f"training: {epochs} epochs, {metrics['train_seconds'] / 60:.1f} min, "
+        f"{metrics['parameters']:,} parameters"
     )
-    for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "TF_NUM_INTRAOP_THREADS"):
-        env[name] = "1"
-    env["TF_NUM_INTEROP_THREADS"] = "1"
-    env["XLA_FLAGS"] = (
-        "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"
-    )
-    env["PYTHONUNBUFFERED"] = "1"
-    return env
-
-
-def train_members(args, argv):
-    """Trains `args.members` translators side by side, one process and one CPU
-    each (each seeded `args.seed + i`), and returns them as one
-    `TranslatorEnsemble` with its training metrics, data and licence.
-
-    A member whose folder in `--members-dir` already holds a preset is reused.
-    """
-    os.makedirs(args.members_dir, exist_ok=True)
-    cpus = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
-    waiting = list(range(args.members))
-    running = {}
-    start = time.time()
-    while waiting or running:
-        while waiting and len(running) < max(1, len(cpus)):
-            index = waiting.pop(0)
-            member_argv = _member_argv(args, argv, index)
-            folder = member_argv[-1]
-            if os.path.isfile(os.path.join(folder, "metadata.json")):
-                print(f"member {index + 1}: reusing the preset in {folder}", flush=True)
-                continue
-            busy = {cpu for _, _, cpu in running.values()}
-            cpu = next((c for c in cpus if c not in busy), None)
-            log = open(os.path.join(args.members_dir, f"member_{index + 1}.log"), "w")
-            process = subprocess.Popen(
-                [sys.executable, os.path.abspath(__file__), *member_argv],
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                env=_member_env(args.members_dir),
-                # Thread settings alone do not keep XLA to one core: pin it.
-                preexec_fn=(lambda c=cpu: os.sched_setaffinity(0, {c}))
-                if cpu is not None
-                else None,
-            )
-            print(
-                f"member {index + 1}: training on CPU {cpu}, log {log.name}",
-                flush=True,
-            )
-            running[index] = (process, log, cpu)
-        time.sleep(1 if args.quick else 30)
-        for index, (process, log, _) in list(running.items()):
-            if process.poll() is None:
-                continue
-            log.close()
-            del running[index]
-            if process.returncode != 0:
-                with open(log.name) as f:
-                    tail = f.read()[-2000:]
-                raise RuntimeError(
-                    f"member {index + 1} failed (exit {process.returncode}); the "
-                    f"end of {log.name}:\n{tail}"
-                )
-            print(
-                f"member {index + 1}: done after {(time.time() - start) / 60:.1f} min",
-                flush=True,
-            )
-
-    members, member_metadata = [], []
-    for index in range(args.members):
-        folder = _member_argv(args, argv, index)[-1]
-        members.append(Translator.from_preset(folder))
-        with open(os.path.join(folder, "metadata.json"), encoding="utf-8") as f:
-            member_metadata.append(json.load(f))
-    model = TranslatorEnsemble(members)
-    # The preset stores float16 weights (two translators fit the size limit):
-    # round them now, so every score below is of the weights shipped.
-    for variable in model.weights:
-        if "float" in str(variable.dtype):
-            value = keras.ops.convert_to_numpy(variable)
-            variable.assign(value.astype("float16").astype(value.dtype))
-    runs = [m["metrics"] for m in member_metadata]
-    metrics = {
-        "epochs_run": [r["epochs_run"] for r in runs],
-        "best_val_loss": [r["best_val_loss"] for r in runs],
-        # Side by side: the slowest member's training time.
-        "train_seconds": max(r["train_seconds"] for r in runs),
-        "stopped_by_time_budget": any(r["stopped_by_time_budget"] for r in runs),
-        "members": [
-            {
-                "command": m["command"],
-                "seed": m["seed"],
-                **{
-                    key: m["metrics"][key]
-                    for key in m["metrics"]
-                    if key.startswith("test_")
-                    and not key.endswith(("by_source_length", "per_second"))
-                },
-                "beam_length_penalty": m["metrics"]["beam_length_penalty"],
-            }
-            for m in member_metadata
-        ],
-    }
-    first = member_metadata[0]
-    return model, metrics, first["data"], first["data_license"]
+    for (de, en), hyp in list(zip(test_pairs, beam_outputs))[:5]:
+        print(f"  DE  {de}\n  REF {en}\n  OUT {hyp}")
 
 
 def main(argv=None):
@@ -852,14 +480,7 @@ def main(argv=None):
             return 2
         description = describe_model(args)
 
-    test_data = Batches(model, test_pairs, args.batch_size, args.seed, shuffle=False)
-    model.compile()  # the plain cross-entropy, for the perplexity
-    test_loss = float(model.evaluate(test_data, verbose=0, return_dict=True)["loss"])
-    # Masked cross-entropy per target subword (end token included).
-    metrics["test_loss"] = test_loss
-    metrics["test_perplexity"] = float(np.exp(test_loss))
-    metrics["parameters"] = int(model.count_params())
-    results = {}
+    metrics.update(loss_and_size(model, args, test_pairs))
     alpha = args.length_penalty
     if alpha is None:
         alpha, tried = pick_length_penalty(model, val_pairs, args.beam_size)
@@ -867,6 +488,7 @@ def main(argv=None):
             str(a): v for a, v in tried.items()
         }
     metrics["beam_length_penalty"] = alpha
+    results = {}
     for label, beam, penalty in (
         ("greedy", 1, 0.0),
         (f"beam{args.beam_size}", args.beam_size, alpha),
@@ -906,23 +528,7 @@ def main(argv=None):
         weights_dtype="float16" if args.members > 1 else None,
     )
 
-    beam = f"beam{args.beam_size}"
-    print("\n| preset | attention | decoding | BLEU | chrF | unk outputs | sent/s |")
-    print("|---|---|---|---|---|---|---|")
-    for label in ("greedy", beam):
-        print(
-            f"| {os.path.basename(folder)} | {args.attention} | {label} | "
-            f"{metrics[f'test_{label}_bleu']:.1f} | {metrics[f'test_{label}_chrf']:.1f} | "
-            f"{metrics[f'test_{label}_unk_outputs']} | "
-            f"{metrics[f'test_{label}_sentences_per_second']:.0f} |"
-        )
-    epochs = metrics["epochs_run"]
-    print(
-        f"training: {epochs} epochs, {metrics['train_seconds'] / 60:.1f} min, "
-        f"{metrics['parameters']:,} parameters"
-    )
-    for (de, en), hyp in list(zip(test_pairs, results[beam]))[:5]:
-        print(f"  DE  {de}\n  REF {en}\n  OUT {hyp}")
+    print_summary(args, folder, metrics, test_pairs, results[f"beam{args.beam_size}"])
     print(f"preset: {folder}")
     print(json.dumps(metrics))
     return 0

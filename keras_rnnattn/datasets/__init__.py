@@ -1,4 +1,10 @@
-"""Corpus loaders: offline corpora from pip/apt packages, tfds for online use."""
+"""Corpus loaders: offline corpora from pip/apt packages, tfds for online use.
+
+The loaders import no Keras; `LengthBucketedBatches` (a `keras.utils.PyDataset`)
+imports it when first used.
+"""
+
+import importlib
 
 from keras_rnnattn.datasets.dataset_not_found_error import DatasetNotFoundError
 from keras_rnnattn.datasets.ding import (
@@ -27,6 +33,7 @@ from keras_rnnattn.datasets.world_english_bible import load_world_english_bible
 
 __all__ = [
     "DatasetNotFoundError",
+    "LengthBucketedBatches",
     "WORDNET_LEXNAMES",
     "cache_dir",
     "fetch",
@@ -49,3 +56,15 @@ __all__ = [
     "parse_libreoffice_help",
     "split_indices",
 ]
+
+_LAZY = {"LengthBucketedBatches": "keras_rnnattn.datasets.length_buckets"}
+
+
+def __getattr__(name):
+    if name in _LAZY:
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(__all__))

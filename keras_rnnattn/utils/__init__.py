@@ -1,0 +1,1 @@
+"""Small helpers without Keras: worker processes (`processes`)."""
