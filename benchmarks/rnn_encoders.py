@@ -4,11 +4,11 @@
 bidirectional GRU or LSTM, `AttentiveLanguageModel` with one direction. On
 PyTorch's CPU backend Keras's GRU and LSTM loop over the steps in Python
 (masked or not); there the models' layers (`keras_rnnattn.models._apps_layers`)
-run PyTorch's fused kernel through `_run_rnn` instead, unmasked, a
+run PyTorch's fused kernel through `run_rnn` instead, unmasked, a
 bidirectional one with its backward RNN over each row reversed within its
 length, with the same weights and outputs (zeros at the padding). This script
 times that path on every backend; the layers take it on torch only, where it
-pays (`_own_rnn_kernels`).
+pays (`own_rnn_kernels`).
 
 One process per Keras backend, pinned to `--threads` CPUs. Each times a train
 step (`train_on_batch`: forward, gradients, Adam) of a model that is only the
@@ -117,7 +117,7 @@ def main(argv=None):
         "steps. Bidirectional: rows of 5 to "
         f"{S} real steps (padding at the end) and their mask; one direction: whole "
         "rows, no mask. Ours: the path the models' layers take on torch only "
-        "(`_own_rnn_kernels`): the recurrence kernels of `_run_rnn`, unmasked, the "
+        "(`own_rnn_kernels`): the recurrence kernels of `run_rnn`, unmasked, the "
         "backward RNN over each row reversed within its length; peers: "
         "`keras.layers.Bidirectional` given the mask, `keras.layers.GRU` / "
         "`LSTM`.\n"

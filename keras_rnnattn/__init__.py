@@ -12,7 +12,7 @@ import importlib.abc
 import importlib.util
 import sys
 
-__version__ = "0.1.0"
+from keras_rnnattn._version import __version__
 
 _SUBMODULES = (
     "callbacks",

@@ -633,7 +633,7 @@ def main(argv=None):
     except SystemExit as exit_:  # argparse has printed its message
         return exit_.code if isinstance(exit_.code, int) else 2
     if args.version:
-        from keras_rnnattn import __version__
+        from keras_rnnattn._version import __version__
 
         print(f"{PROG} {__version__}")
         return 0

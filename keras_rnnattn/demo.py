@@ -123,6 +123,7 @@ def main(argv=None):
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
     import keras
 
+    # The backend is printed, not branched on.
     print(f"keras {keras.__version__}, backend {keras.backend.backend()}\n")
     model = None
     try:

@@ -107,6 +107,8 @@ def export_model(
         top_p=top_p,
         quantize=quantize,
     )
+    # The writers need TensorFlow's graph: other backends export from a TensorFlow
+    # subprocess, a choice of process rather than of computation.
     if keras.backend.backend() != "tensorflow":
         with tempfile.TemporaryDirectory() as folder:
             preset = model.save_to_preset(os.path.join(folder, "preset"))
@@ -457,7 +459,7 @@ def _base_manifest(model, format, options):
     return {
         "format": format,
         "model_class": type(model).__name__,
-        "backend": keras.backend.backend(),
+        "backend": keras.backend.backend(),  # a fact recorded, not a branch
         "options": dict(options),
     }
 

@@ -2,7 +2,7 @@
 
 import keras
 
-from keras_rnnattn import presets
+import keras_rnnattn.presets as presets
 
 
 class PresetMixin:
@@ -110,7 +110,6 @@ class PresetMixin:
             keeping presets whose class is registered and a subclass of `cls`
             (all of them when called on `PresetMixin`).
         """
-        presets._register_models()
         out = {}
         for name, summary in presets.list_presets().items():
             if cls is not PresetMixin:

@@ -19,7 +19,10 @@ before anything is built, and the weights file is checked against the SHA-256
 in metadata.json. The model is built by Keras from the `build_config` that
 config.json records (the same path as a `.keras` file), so any model that
 round-trips through `keras.saving.serialize_keras_object` /
-`deserialize_keras_object` built can be a preset.
+`deserialize_keras_object` built can be a preset. Classes are found by their
+registered names: the package registers its layers and models as soon as Keras
+and it are both imported (`keras_rnnattn/__init__.py`), so this module imports
+no model.
 
 Presets are looked up by name, in order, in
 
@@ -45,6 +48,8 @@ import os
 import keras
 import numpy as np
 
+from keras_rnnattn._keras_private import safe_mode_scope, save_weights_only
+from keras_rnnattn._version import __version__
 from keras_rnnattn.preset_catalog import (  # noqa: F401 (re-exported)
     CONFIG_FILE,
     METADATA_FILE,
@@ -156,13 +161,8 @@ def _save_weights(model, file):
     """Writes the weights, leaving out the optimizer state (a preset is for use)."""
     optimizer = getattr(model, "optimizer", None)
     if optimizer is not None:
-        try:
-            from keras.src.saving import saving_lib
-
-            saving_lib.save_weights_only(model, file, objects_to_skip=[optimizer])
-            return
-        except (ImportError, AttributeError, TypeError):
-            pass  # Another Keras: save everything; loading ignores the optimizer.
+        save_weights_only(model, file, objects_to_skip=[optimizer])
+        return
     model.save_weights(file)
 
 
@@ -325,8 +325,6 @@ def save_preset(model, preset_dir, metadata=None, weights_dtype=None):
     for name, tokenizer in tokenizers.items():
         tokenizer.save(os.path.join(path, f"{name}.json"))
 
-    from keras_rnnattn import __version__
-
     written = [CONFIG_FILE, WEIGHTS_FILE] + [f"{n}.json" for n in tokenizers]
     files = {name: _file_facts(os.path.join(path, name)) for name in written}
     automatic = {
@@ -335,7 +333,7 @@ def save_preset(model, preset_dir, metadata=None, weights_dtype=None):
         "parameter_count": int(model.count_params()),
         "keras_rnnattn_version": __version__,
         "keras_version": keras.__version__,
-        "backend": keras.backend.backend(),
+        "backend": keras.backend.backend(),  # a fact recorded, not a branch
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(
             timespec="seconds"
         ),
@@ -362,28 +360,6 @@ def save_preset(model, preset_dir, metadata=None, weights_dtype=None):
 
 
 # --- Loading ---------------------------------------------------------------------
-def _register_models():
-    """Imports the application models so that their classes are registered."""
-    try:
-        import keras_rnnattn.models  # noqa: F401
-    except ModuleNotFoundError as error:
-        if error.name != "keras_rnnattn.models":
-            raise
-
-
-def _safe_mode_scope():
-    """Keras's safe-mode scope, so a global `enable_unsafe_deserialization()`
-    does not switch safe mode off while a preset is read."""
-    try:
-        from keras.src.saving.serialization_lib import SafeModeScope
-
-        return SafeModeScope(True)
-    except ImportError:
-        import contextlib
-
-        return contextlib.nullcontext()
-
-
 def _short(error):
     """The first part of a Keras error message, without the full config it quotes."""
     text = str(error)
@@ -445,7 +421,6 @@ def load_preset(name_or_dir, cls=None, **config_overrides):
     config = _read_json(path, CONFIG_FILE)
     metadata_file = os.path.join(path, METADATA_FILE)
     metadata = _read_json(path, METADATA_FILE) if os.path.isfile(metadata_file) else {}
-    _register_models()
     _check_class(config, expected, config_file)
     _check_weights_file(path, metadata)
 
@@ -454,7 +429,8 @@ def load_preset(name_or_dir, cls=None, **config_overrides):
     if config_overrides:
         config["config"] = {**config["config"], **config_overrides}
     try:
-        with _safe_mode_scope():
+        # So that a global `enable_unsafe_deserialization()` does not switch it off.
+        with safe_mode_scope():
             model = keras.saving.deserialize_keras_object(config, safe_mode=True)
     except (TypeError, ValueError) as error:
         raise PresetError(

@@ -63,10 +63,13 @@ def test_device_scalar_is_the_number(value, dtype):
     assert float(keras.ops.convert_to_numpy(keras.ops.cast(scalar, "float32"))) == value
 
 
-def test_ops_docstring_examples_run():
+@pytest.mark.parametrize(
+    "name", ["keras_rnnattn.ops", "keras_rnnattn._backend.fused_dense"]
+)
+def test_ops_docstring_examples_run(name):
+    # `ops.dense_2d` is defined in `_backend.fused_dense`: its example runs there.
     import doctest
+    import importlib
 
-    from keras_rnnattn import ops as module
-
-    result = doctest.testmod(module)
+    result = doctest.testmod(importlib.import_module(name))
     assert result.attempted > 0 and result.failed == 0

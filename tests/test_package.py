@@ -1,5 +1,6 @@
 """The package imports lazily: text without Keras, every class registered with it."""
 
+import ast
 import os
 import subprocess
 import sys
@@ -99,6 +100,7 @@ def test_any_module_may_be_imported_first():
         "keras_rnnattn.layers.luong_attention",
         "keras_rnnattn.ops",
         "keras_rnnattn.preset_mixin",
+        "keras_rnnattn.presets",  # load_preset finds the models this way
         "keras_rnnattn.decoding",
         "keras_rnnattn.models.translator",
         "keras_rnnattn.text",
@@ -123,3 +125,178 @@ def test_any_module_may_be_imported_first():
         )
         assert done.returncode == 0, f"{first}: {done.stderr[-2000:]}"
         assert done.stdout.split() == [first, "True"]
+
+
+# --- Import graph -------------------------------------------------------------
+PACKAGE = "keras_rnnattn"
+
+
+def _package_modules(root):
+    """`{dotted module name: file}` of every module under `root/keras_rnnattn`."""
+    modules = {}
+    for folder, dirs, files in os.walk(os.path.join(root, PACKAGE)):
+        dirs[:] = [d for d in dirs if d != "__pycache__"]
+        for file in files:
+            if file.endswith(".py"):
+                path = os.path.join(folder, file)
+                parts = os.path.relpath(path, root)[: -len(".py")].split(os.sep)
+                if parts[-1] == "__init__":
+                    parts = parts[:-1]
+                modules[".".join(parts)] = path
+    return modules
+
+
+def _imported_names(name, path):
+    """`(dotted name, line)` of every import in a module, functions included.
+
+    `from a.b import c` names `a.b` and `a.b.c` (c may be a module);
+    `importlib.import_module("a.b")` with a literal names `a.b`.
+    """
+    with open(path, encoding="utf-8") as file:
+        tree = ast.parse(file.read(), path)
+    package = name if path.endswith("__init__.py") else name.rpartition(".")[0]
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                yield alias.name, node.lineno
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - node.level + 1]
+                module = ".".join(base + ([node.module] if node.module else []))
+            else:
+                module = node.module
+            yield module, node.lineno
+            for alias in node.names:
+                yield f"{module}.{alias.name}", node.lineno
+        elif (
+            isinstance(node, ast.Call)
+            and getattr(node.func, "attr", getattr(node.func, "id", None))
+            == "import_module"
+            and node.args
+            and isinstance(node.args[0], ast.Constant)
+        ):
+            yield node.args[0].value, node.lineno
+
+
+def import_graph(root):
+    """`{module: {imported module of the package: line}}` for the package at `root`."""
+    modules = _package_modules(root)
+    graph = {}
+    for name, path in modules.items():
+        edges = {}
+        for imported, line in _imported_names(name, path):
+            if imported in modules and imported != name:
+                edges.setdefault(imported, line)
+        graph[name] = edges
+    return graph, modules
+
+
+def import_cycles(root):
+    """Each import circle of the package, as `a (file:line) -> b ... -> a` text."""
+    graph, modules = import_graph(root)
+    cycles, done = [], set()
+
+    def visit(name, path):
+        for imported in sorted(graph[name]):
+            if imported in path:
+                circle = path[path.index(imported) :] + [imported]
+                steps = [
+                    f"{a} ({os.path.relpath(modules[a], root)}:{graph[a][b]})"
+                    for a, b in zip(circle, circle[1:])
+                ]
+                cycles.append(" -> ".join(steps + [imported]))
+            elif imported not in done:
+                visit(imported, path + [imported])
+        done.add(name)
+
+    for name in sorted(graph):
+        if name not in done:
+            visit(name, [name])
+    return cycles
+
+
+def test_the_import_checker_finds_a_circle_through_a_deferred_import(tmp_path):
+    # A circle held by an import inside a function, through a package __init__.
+    files = {
+        "__init__.py": "",
+        "a/__init__.py": "from keras_rnnattn.a.one import One\n",
+        "a/one.py": "from keras_rnnattn.b import two\nOne = 1\n",
+        "b/__init__.py": "",
+        "b/two.py": "def late():\n    from keras_rnnattn import a\n",
+        "c.py": "import keras_rnnattn.b.two\n",
+    }
+    for name, text in files.items():
+        path = tmp_path / PACKAGE / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    cycles = import_cycles(str(tmp_path))
+    assert len(cycles) == 1, cycles
+    assert cycles[0].startswith("keras_rnnattn.a (keras_rnnattn/a/__init__.py:1) ")
+    assert (
+        "keras_rnnattn.b.two (keras_rnnattn/b/two.py:2) -> keras_rnnattn.a"
+        in (cycles[0])
+    )
+
+
+def test_the_package_has_no_import_circle():
+    # Module level or deferred into a function: a module never needs, through
+    # any chain of imports, a module that needs it. The package's __init__ is
+    # the top of the graph (it registers the layers and models), so no module
+    # imports from it: `__version__` comes from `_version`.
+    cycles = import_cycles(REPO)
+    assert not cycles, "Import circles:\n" + "\n".join(cycles)
+
+
+# --- Backend branches ---------------------------------------------------------
+# The files outside `_backend/` that may call `backend()`, and why; each such
+# line says why in a comment on it or just above it.
+BACKEND_CALLS_ALLOWED = {
+    "keras_rnnattn/presets.py": "records the backend in metadata.json",
+    "keras_rnnattn/export.py": "exports from a TensorFlow subprocess on the other "
+    "backends; records the backend in the manifest",
+    "keras_rnnattn/demo.py": "prints the backend",
+    "keras_rnnattn/decoding/sampling.py": "a seeded draw on TensorFlow names its "
+    "algorithm (draw_uniforms)",
+    "keras_rnnattn/models/_optimizers.py": "InPlaceAdam's torch update overrides "
+    "Keras's per-backend optimizer hooks",
+}
+
+
+def _backend_calls(path):
+    """Lines of `backend()` calls (`keras.backend.backend()`, `keras.config.backend()`)."""
+    with open(path, encoding="utf-8") as file:
+        tree = ast.parse(file.read(), path)
+    return [
+        node.lineno
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call)
+        and not node.args
+        and getattr(node.func, "attr", getattr(node.func, "id", None)) == "backend"
+    ]
+
+
+def test_backend_branches_live_in_the_backend_package():
+    found = {}
+    for path in _package_modules(REPO).values():
+        relative = os.path.relpath(path, REPO).replace(os.sep, "/")
+        if relative.startswith("keras_rnnattn/_backend/"):
+            continue
+        lines = _backend_calls(path)
+        if lines:
+            found[relative] = (path, lines)
+    unexpected = sorted(set(found) - set(BACKEND_CALLS_ALLOWED))
+    assert not unexpected, (
+        f"{unexpected} call keras.backend.backend(): move the branch into "
+        "keras_rnnattn/_backend/, or say why it stays in a comment and add the "
+        "file to BACKEND_CALLS_ALLOWED"
+    )
+    stale = sorted(set(BACKEND_CALLS_ALLOWED) - set(found))
+    assert not stale, f"{stale} no longer call backend(): drop them from the list"
+    for relative, (path, lines) in found.items():
+        with open(path, encoding="utf-8") as file:
+            source = file.read().splitlines()
+        for line in lines:
+            nearby = source[max(0, line - 4) : line]
+            assert any("#" in text for text in nearby), (
+                f"{relative}:{line} calls backend() without a comment saying why"
+            )

@@ -176,6 +176,8 @@ def draw_uniforms(shape, seed=None):
     >>> tuple(u.shape)
     (5, 2)
     """
+    # Stays here, beside the docstring that explains it: a seeded draw on
+    # TensorFlow names its algorithm, so compiled and eager draws agree.
     if keras.backend.backend() == "tensorflow" and isinstance(seed, numbers.Integral):
         import tensorflow as tf
 

@@ -3,7 +3,9 @@
 import keras
 from keras import ops
 
-from keras_rnnattn.layers.attention_decoder import _own_rnn_kernels, _rnn_kind, _run_rnn
+from keras_rnnattn._backend import own_rnn_kernels as _own_rnn_kernels
+from keras_rnnattn._backend import rnn_kind as _rnn_kind
+from keras_rnnattn._backend import run_rnn as _run_rnn
 from keras_rnnattn.models._seq2seq_parts import reverse_by_length
 
 

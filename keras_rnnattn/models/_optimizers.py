@@ -32,6 +32,8 @@ class InPlaceAdam(keras.optimizers.Adam):
         return _torch_adam_update(self, grads, trainable_variables, learning_rate)
 
     def _clip_gradients(self, grads):
+        # Keras's optimizers branch by backend in `_backend_update_step` and
+        # `_clip_gradients`; this class overrides those hooks for torch only.
         if (
             keras.backend.backend() == "torch"
             and not self.clipnorm
@@ -43,6 +45,7 @@ class InPlaceAdam(keras.optimizers.Adam):
 
 
 def _in_place_ok(optimizer):
+    # The in-place update is written for torch (see `InPlaceAdam`).
     return (
         keras.backend.backend() == "torch"
         and not optimizer.amsgrad

@@ -3,8 +3,8 @@
 import keras
 import numpy as np
 
+import keras_rnnattn.models._apps_text as text_utils
 from keras_rnnattn.layers.attention_pooling import AttentionPooling
-from keras_rnnattn.models import _apps_text as text_utils
 from keras_rnnattn.models._apps_layers import (
     LastOutput,
     MaskedMean,

@@ -6,18 +6,18 @@ import keras
 import numpy as np
 from keras import ops
 
+import keras_rnnattn.models._apps_text as text_utils
+from keras_rnnattn._backend import compiled
 from keras_rnnattn.decoding.sampling import draw_uniforms
 from keras_rnnattn.layers.sequence_self_attention import (
     SCORE_NAMES,
     SequenceSelfAttention,
 )
-from keras_rnnattn.models import _apps_text as text_utils
 from keras_rnnattn.models._apps_layers import (
     PaddingMask,
     embedding_initializer,
     recurrent_layer,
 )
-from keras_rnnattn.models._inference import compiled
 from keras_rnnattn.preset_mixin import PresetMixin
 
 CELLS = ("gru", "lstm")

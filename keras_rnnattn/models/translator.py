@@ -6,15 +6,11 @@ import keras
 import numpy as np
 from keras import ops
 
-from keras_rnnattn.layers.attention_decoder import (
-    ATTENTIONS,
-    CELLS,
-    AttentionDecoder,
-    _run_rnn,
-)
+import keras_rnnattn.models._apps_text as text_utils
+from keras_rnnattn._backend import compiled, dense_2d, no_grad
+from keras_rnnattn._backend import run_rnn as _run_rnn
+from keras_rnnattn.layers.attention_decoder import ATTENTIONS, CELLS, AttentionDecoder
 from keras_rnnattn.layers.score_layers import score_layer
-from keras_rnnattn.models import _apps_text as text_utils
-from keras_rnnattn.models._inference import compiled, no_grad
 from keras_rnnattn.models._optimizers import InPlaceAdam
 from keras_rnnattn.models._seq2seq_parts import (
     MaskedAccuracy,
@@ -23,7 +19,7 @@ from keras_rnnattn.models._seq2seq_parts import (
     gather_step,
     reverse_by_length,
 )
-from keras_rnnattn.ops import dense_2d, device_scalar
+from keras_rnnattn.ops import device_scalar
 from keras_rnnattn.preset_mixin import PresetMixin
 
 BRIDGES = ("dense", "zeros")

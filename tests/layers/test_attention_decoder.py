@@ -5,7 +5,8 @@ import numpy as np
 import pytest
 from keras import ops
 
-from keras_rnnattn.layers.attention_decoder import AttentionDecoder, _run_rnn
+from keras_rnnattn._backend import run_rnn
+from keras_rnnattn.layers.attention_decoder import AttentionDecoder
 from keras_rnnattn.layers.luong_attention import LuongAttention
 
 B, T, S, D_IN, D_MEM, UNITS = 3, 4, 5, 6, 7, 8
@@ -181,14 +182,14 @@ def test_sequence_call_equals_step_by_step(cell, attention, query, input_feeding
 
 @pytest.mark.parametrize("layer_cls", [keras.layers.GRU, keras.layers.LSTM])
 def test_recurrence_kernels_match_the_stock_layer(layer_cls):
-    # `_run_rnn` picks a faster kernel per backend; it must compute the layer.
+    # `run_rnn` picks a faster kernel per backend; it must compute the layer.
     layer = layer_cls(UNITS, return_sequences=True)
     layer.build((None, None, D_IN))
     randomise(layer)
     n = 2 if layer_cls is keras.layers.LSTM else 1
     initial = [rng.normal(size=(B, UNITS)).astype("float32") for _ in range(n)]
     want = np_(layer(INPUTS, initial_state=initial))
-    got = _run_rnn(layer, ops.convert_to_tensor(INPUTS), initial, training=True)
+    got = run_rnn(layer, ops.convert_to_tensor(INPUTS), initial, training=True)
     np.testing.assert_allclose(np_(got), want, atol=1e-5)
 
 
@@ -367,7 +368,7 @@ def test_bad_arguments_raise_value_error():
 
 @pytest.mark.parametrize("layer_cls", [keras.layers.GRU, keras.layers.LSTM])
 def test_recurrence_kernels_run_a_backwards_layer_forward_in_time(layer_cls):
-    # The backward half of a Bidirectional (go_backwards=True) run by `_run_rnn`
+    # The backward half of a Bidirectional (go_backwards=True) run by `run_rnn`
     # reads the steps in order, as the same weights in a forward layer do.
     backwards = layer_cls(UNITS, return_sequences=True, go_backwards=True)
     forwards = layer_cls(UNITS, return_sequences=True)
@@ -375,5 +376,5 @@ def test_recurrence_kernels_run_a_backwards_layer_forward_in_time(layer_cls):
     forwards.build((None, None, D_IN))
     randomise(backwards)
     forwards.set_weights(backwards.get_weights())
-    got = _run_rnn(backwards, ops.convert_to_tensor(INPUTS), training=True)
+    got = run_rnn(backwards, ops.convert_to_tensor(INPUTS), training=True)
     np.testing.assert_allclose(np_(got), np_(forwards(INPUTS)), atol=1e-5)

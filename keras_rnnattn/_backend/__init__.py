@@ -1,0 +1,33 @@
+"""Every choice the package makes by Keras backend, in one private package.
+
+Outside this package the library does not branch on `keras.backend.backend()`,
+but where a file says in a comment why (metadata that records the backend,
+export's choice of a TensorFlow subprocess, the seeded sampler, the torch
+update of `InPlaceAdam`); `tests/test_package.py` keeps that list. Each
+function here is a driver choice that never changes a result: which kernel runs
+a recurrence, whether a loop over time is `ops.scan` or a Python loop, how a
+decoding function is compiled, whether a Dense fuses its bias.
+"""
+
+from keras_rnnattn._backend.fused_dense import dense_2d
+from keras_rnnattn._backend.jit import compiled, no_grad
+from keras_rnnattn._backend.rnn_kernels import (
+    gate_step,
+    loops_in_python,
+    own_rnn_kernels,
+    rnn_kind,
+    run_rnn,
+    time_loop,
+)
+
+__all__ = [
+    "compiled",
+    "dense_2d",
+    "gate_step",
+    "loops_in_python",
+    "no_grad",
+    "own_rnn_kernels",
+    "rnn_kind",
+    "run_rnn",
+    "time_loop",
+]

@@ -1,0 +1,161 @@
+"""The recurrence kernels: one GRU/LSTM step, the loop over time, the fused runs.
+
+`gate_step` is the one step of Keras's GRU and LSTM in `keras.ops`, shared by
+`AttentionDecoder` and `run_rnn`. The other functions choose by backend how a
+recurrence is driven, which never changes a result: `ops.scan` or a Python loop
+(`time_loop`), a stock Keras GRU/LSTM or PyTorch's fused kernel or a hoisted
+input projection (`run_rnn`, `own_rnn_kernels`).
+"""
+
+import keras
+from keras import ops
+
+
+def loops_in_python():
+    """Whether loops over time run as Python loops over `ops.unstack`.
+
+    A driver choice by backend; it never changes a step. On torch, `ops.scan`
+    indexes `xs[t]` at every step, and the backward pass of each index writes a
+    zero tensor the size of the whole sequence; a loop over `ops.unstack`
+    (torch's `unbind`) does not (an LSTM at batch 64, 30 steps, 512 units trained
+    25% faster). On JAX and TensorFlow `ops.scan` is faster than an unrolled loop.
+    """
+    return keras.backend.backend() == "torch"
+
+
+def own_rnn_kernels():
+    """Whether the application models' GRU and LSTM layers run `run_rnn`'s kernels.
+
+    A driver choice by backend; the outputs are the same. On torch, Keras's GRU
+    and LSTM loop over the steps in Python on CPU, masked or not: there the
+    layers of `models/_apps_layers.py` run PyTorch's fused kernel through
+    `run_rnn` instead, unmasked (a bidirectional one over each row reversed
+    within its length). A train step of a bidirectional encoder over padded rows
+    was 1.7-2.0x faster, of one direction 1.5-1.8x (`benchmarks/rnn_encoders.py`).
+    On JAX and TensorFlow Keras's own layers were about as fast or faster.
+    """
+    return keras.backend.backend() == "torch"
+
+
+def time_loop(fn, init, xs):
+    """`ops.scan(fn, init, xs)`, or the same as a Python loop (`loops_in_python`)."""
+    if not loops_in_python():
+        return ops.scan(fn, init, xs)
+    carry, ys = init, []
+    for x_t in ops.unstack(xs, axis=0):
+        carry, y = fn(carry, x_t)
+        ys.append(y)
+    return carry, keras.tree.map_structure(lambda *y: ops.stack(y), *ys)
+
+
+def gate_step(kind, cell, x, states, recurrent_kernel, recurrent_bias=None):
+    """One step of Keras's GRU (reset_after) or LSTM from projected inputs `x`.
+
+    Args:
+        kind: `"gru"` or `"lstm"`.
+        cell: the Keras cell, for its activations.
+        x: `(B, G)`, the input part of the pre-activations, biases included.
+        states: `[h]` or `[h, c]`.
+        recurrent_kernel: `(units, G)`.
+        recurrent_bias: `(G,)`, the GRU's recurrent bias.
+
+    Returns:
+        `(h, new_states)`.
+    """
+    h_prev = states[0]
+    if kind == "gru":
+        rec = ops.matmul(h_prev, recurrent_kernel) + recurrent_bias  # (B, 3 units)
+        x_z, x_r, x_h = ops.split(x, 3, axis=-1)
+        r_z, r_r, r_h = ops.split(rec, 3, axis=-1)
+        z = cell.recurrent_activation(x_z + r_z)
+        r = cell.recurrent_activation(x_r + r_r)
+        candidate = cell.activation(x_h + r * r_h)
+        h = z * h_prev + (1.0 - z) * candidate  # (B, units)
+        return h, [h]
+    gates = x + ops.matmul(h_prev, recurrent_kernel)  # (B, 4 units)
+    i, f, g, o = ops.split(gates, 4, axis=-1)
+    act, rec_act = cell.activation, cell.recurrent_activation
+    c = rec_act(f) * states[1] + rec_act(i) * act(g)
+    h = rec_act(o) * act(c)
+    return h, [h, c]
+
+
+def rnn_kind(rnn):
+    """`"gru"`/`"lstm"` for stock layers whose step `gate_step` reproduces."""
+    cell = rnn.cell
+    if cell.dropout or cell.recurrent_dropout or not cell.use_bias:
+        return None
+    if isinstance(rnn, keras.layers.GRU) and cell.reset_after:
+        return "gru"
+    if isinstance(rnn, keras.layers.LSTM):
+        return "lstm"
+    return None
+
+
+def run_rnn(rnn, inputs, initial_state=None, training=None):
+    """The output sequence `(B, T, units)` of a Keras RNN layer over `inputs`.
+
+    The one place that picks a recurrence kernel by backend, for a stock GRU
+    (reset_after) or LSTM without dropout, with the layer's own weights
+    (measured on CPU; see benchmarks/RESULTS.md):
+
+    - torch: PyTorch's fused kernel (`torch.lstm` / `torch.gru`, oneDNN on CPU,
+      cuDNN on GPU); Keras uses the same call on GPU only, and its CPU fallback
+      indexes `x[t]` per step, whose backward pass writes a full-size zero tensor
+      each time;
+    - TensorFlow: the input projection for all steps at once, then `ops.scan` of
+      the recurrent part (the stock layer projects inside the loop);
+    - JAX, and every other layer: the layer itself (XLA's scan of the stock cell
+      was the fastest there).
+
+    It always runs forward in time: a layer made with `go_backwards=True` (the
+    backward half of a `keras.layers.Bidirectional`) reads `inputs` from the
+    first step to the last all the same, and the outputs are in that order.
+    """
+    kind = rnn_kind(rnn)
+    backend = keras.backend.backend()
+    if kind is None or backend not in ("torch", "tensorflow"):
+        if rnn.go_backwards:
+            # It reads the flipped steps from the last: the inputs in order.
+            inputs = ops.flip(inputs, axis=1)
+        out = rnn(inputs, initial_state=initial_state, training=training)
+        return out[0] if isinstance(out, (list, tuple)) else out
+    cell = rnn.cell
+    dtype = inputs.dtype
+    kernel = ops.cast(cell.kernel, dtype)  # (input_dim, G)
+    recurrent_kernel = ops.cast(cell.recurrent_kernel, dtype)  # (units, G)
+    bias = ops.cast(cell.bias, dtype)
+    if initial_state is None:
+        zeros = ops.zeros((ops.shape(inputs)[0], cell.units), dtype=dtype)
+        states = [zeros] * (2 if kind == "lstm" else 1)
+    else:
+        states = [ops.cast(state, dtype) for state in initial_state]
+    if backend == "torch":
+        import torch
+
+        def gates(w):  # Keras's gate blocks in PyTorch's order, transposed
+            z, r, h = torch.chunk(w, 3, dim=-1)
+            return torch.cat([r, z, h], dim=-1) if kind == "gru" else w
+
+        if kind == "lstm":
+            params = [kernel.T, recurrent_kernel.T, bias, torch.zeros_like(bias)]
+            hx = (states[0][None], states[1][None])
+            run = torch.lstm
+        else:
+            params = [gates(kernel).T, gates(recurrent_kernel).T]
+            params += [gates(bias[0]), gates(bias[1])]
+            hx = states[0][None]
+            run = torch.gru
+        params = [p.contiguous() for p in params]
+        return run(inputs, hx, params, True, 1, 0.0, bool(training), False, True)[0]
+    bias_in, bias_rec = (bias[0], bias[1]) if kind == "gru" else (bias, None)
+    x = ops.matmul(inputs, kernel) + bias_in  # (B, T, G), all steps at once
+
+    def body(carry, x_t):
+        h, new_states = gate_step(
+            kind, cell, x_t, list(carry), recurrent_kernel, bias_rec
+        )
+        return tuple(new_states), tuple(new_states)
+
+    _, history = ops.scan(body, tuple(states), ops.transpose(x, (1, 0, 2)))
+    return ops.transpose(history[0], (1, 0, 2))  # h for every step
