@@ -1,6 +1,7 @@
 """The three Keras backends, and the one a cross-backend test hands its files to."""
 
 import keras
+import pytest
 
 BACKENDS = ("tensorflow", "jax", "torch")
 
@@ -19,3 +20,19 @@ def next_backend():
     """
     here = BACKENDS.index(keras.backend.backend())
     return BACKENDS[(here + 1) % len(BACKENDS)]
+
+
+# A test whose subject is the same on every backend (how the package imports, how
+# the README runner works) and that pays for fresh Python processes runs in one
+# backend's suite only.
+ONE_BACKEND = "jax"
+on_one_backend = pytest.mark.skipif(
+    keras.backend.backend() != ONE_BACKEND,
+    reason=f"the same on every backend: runs in the {ONE_BACKEND} suite",
+)
+
+
+def only_on_one_backend():
+    """`on_one_backend` as a call, for modules that must not import Keras early."""
+    if keras.backend.backend() != ONE_BACKEND:
+        pytest.skip(f"the same on every backend: runs in the {ONE_BACKEND} suite")

@@ -5,6 +5,8 @@ import os
 import subprocess
 import sys
 
+from tests.backends import on_one_backend
+
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
@@ -19,6 +21,7 @@ def run(code):
     )
 
 
+@on_one_backend
 def test_text_imports_without_keras():
     done = run(
         "import sys\n"
@@ -32,6 +35,7 @@ def test_text_imports_without_keras():
     assert done.stdout.splitlines() == ["ein Test", "[]"]
 
 
+@on_one_backend
 def test_importing_after_keras_registers_every_class():
     done = run(
         "import keras, keras_rnnattn\n"
@@ -73,6 +77,7 @@ def _application_models():
     }
 
 
+@on_one_backend
 def test_models_load_when_the_package_is_imported_before_keras(tmp_path):
     names = []
     for name, model in _application_models().items():
@@ -90,6 +95,7 @@ def test_models_load_when_the_package_is_imported_before_keras(tmp_path):
     assert done.stdout.splitlines() == names
 
 
+@on_one_backend
 def test_any_module_may_be_imported_first():
     # Keras imported by one of the package's own modules (a layer file, ops) or
     # by the user afterwards: the classes are registered once no module of the
