@@ -8,10 +8,8 @@ from keras_rnnattn.layers.masked_sequence import LastOutput, MaskedMean
 from keras_rnnattn.layers.recurrent import recurrent_encoder
 from keras_rnnattn.models.task import TextTask, embedding_and_mask
 from keras_rnnattn.text import inputs as text_utils
-from keras_rnnattn.text.serialization import serialize_tokenizer
 
 POOLINGS = ("attention", "structured", "mean", "last")
-CELLS = ("gru", "lstm")
 
 
 @keras.saving.register_keras_serializable(package="keras_rnnattn")
@@ -99,9 +97,8 @@ class AttentionClassifier(TextTask, keras.Model):
         max_length=None,
         **kwargs,
     ):
-        tokenizer, vocabulary_size, pad_id = self._resolve_vocabulary(
-            tokenizer, vocabulary_size
-        )
+        vocabulary = self._resolve_text(tokenizer, vocabulary_size, cell, max_length)
+        tokenizer, vocabulary_size, pad_id = vocabulary
         labels, num_classes = self._resolve_names(
             labels, num_classes, "labels", "num_classes", minimum=1
         )
@@ -111,8 +108,6 @@ class AttentionClassifier(TextTask, keras.Model):
                 "multi_label=True. Received: num_classes=1"
             )
         self._check_choice("pooling", pooling, POOLINGS)
-        self._check_choice("cell", cell, CELLS)
-        self._check_max_length(max_length)
 
         # === Layers ===
         # The input block first: the weights files hold its layers' names.
@@ -174,13 +169,11 @@ class AttentionClassifier(TextTask, keras.Model):
         self._set_attention_output(attention)
 
         # === Config ===
-        self.vocabulary_size = vocabulary_size
+        self._set_text_config(
+            vocabulary, embedding_dim, units, cell, dropout, max_length
+        )
         self.num_classes = num_classes
         self.labels = labels
-        self.tokenizer = tokenizer
-        self.embedding_dim = embedding_dim
-        self.units = units
-        self.cell = cell
         self.bidirectional = bool(bidirectional)
         self.pooling = pooling
         self.hops = hops
@@ -188,21 +181,13 @@ class AttentionClassifier(TextTask, keras.Model):
         self.penalty = float(penalty)
         self.concat_last = bool(concat_last)
         self.multi_label = bool(multi_label)
-        self.dropout = float(dropout)
-        self.max_length = max_length
-        self.pad_id = pad_id
 
     def get_config(self):
         config = super().get_config()
         config.update(
             {
-                "vocabulary_size": self.vocabulary_size,
                 "num_classes": self.num_classes,
                 "labels": self.labels,
-                "tokenizer": serialize_tokenizer(self.tokenizer),
-                "embedding_dim": self.embedding_dim,
-                "units": self.units,
-                "cell": self.cell,
                 "bidirectional": self.bidirectional,
                 "pooling": self.pooling,
                 "hops": self.hops,
@@ -210,8 +195,6 @@ class AttentionClassifier(TextTask, keras.Model):
                 "penalty": self.penalty,
                 "concat_last": self.concat_last,
                 "multi_label": self.multi_label,
-                "dropout": self.dropout,
-                "max_length": self.max_length,
             }
         )
         return config
@@ -391,8 +374,7 @@ class AttentionClassifier(TextTask, keras.Model):
             )
         if not items:
             return []
-        encoded = self._encode_texts(items, owner)
-        ids = text_utils.pad(encoded, self.pad_id)
+        encoded, ids = self._encode_padded(items, owner)
         _, weights = self._attention_model().predict(
             ids, batch_size=batch_size, verbose=0
         )  # (N, S) or (N, hops, S)

@@ -21,9 +21,6 @@ from keras_rnnattn.models.task import (
     unflatten_state,
 )
 from keras_rnnattn.text import inputs as text_utils
-from keras_rnnattn.text.serialization import serialize_tokenizer
-
-CELLS = ("gru", "lstm")
 
 
 def _where_rows(keep, new, old):
@@ -107,12 +104,11 @@ class AttentiveLanguageModel(TextTask, keras.Model):
         dropout=0.0,
         **kwargs,
     ):
-        tokenizer, vocabulary_size, pad_id = self._resolve_vocabulary(
-            tokenizer, vocabulary_size
+        vocabulary = self._resolve_text(
+            tokenizer, vocabulary_size, cell, max_length, min_length=2, optional=False
         )
-        self._check_choice("cell", cell, CELLS)
+        tokenizer, vocabulary_size, pad_id = vocabulary
         self._check_choice("score", score, SCORE_NAMES)
-        self._check_max_length(max_length, minimum=2, allow_none=False)
 
         # === Layers ===
         # The input block first: the weights files hold its layers' names.
@@ -149,30 +145,18 @@ class AttentiveLanguageModel(TextTask, keras.Model):
         self.output_dense = output_dense
 
         # === Config ===
-        self.vocabulary_size = vocabulary_size
-        self.tokenizer = tokenizer
-        self.embedding_dim = embedding_dim
-        self.units = units
-        self.cell = cell
+        self._set_text_config(
+            vocabulary, embedding_dim, units, cell, dropout, max_length
+        )
         self.score = score
         self.attention = bool(attention)
-        self.max_length = max_length
-        self.dropout = float(dropout)
-        self.pad_id = pad_id
 
     def get_config(self):
         config = super().get_config()
         config.update(
             {
-                "vocabulary_size": self.vocabulary_size,
-                "tokenizer": serialize_tokenizer(self.tokenizer),
-                "embedding_dim": self.embedding_dim,
-                "units": self.units,
-                "cell": self.cell,
                 "score": self.score,
                 "attention": self.attention,
-                "max_length": self.max_length,
-                "dropout": self.dropout,
             }
         )
         return config

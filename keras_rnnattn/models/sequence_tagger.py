@@ -8,10 +8,8 @@ from keras_rnnattn.layers.recurrent import recurrent_encoder
 from keras_rnnattn.layers.sequence_self_attention import SequenceSelfAttention
 from keras_rnnattn.models.task import TextTask, embedding_and_mask
 from keras_rnnattn.text import inputs as text_utils
-from keras_rnnattn.text.serialization import serialize_tokenizer
 
 ENCODERS = ("rnn", "cnn", "dense")
-CELLS = ("gru", "lstm")
 
 
 def _encoder(encoder, cell, units, bidirectional, kernel_size):
@@ -100,15 +98,12 @@ class SequenceTagger(TextTask, keras.Model):
         max_length=None,
         **kwargs,
     ):
-        tokenizer, vocabulary_size, pad_id = self._resolve_vocabulary(
-            tokenizer, vocabulary_size
-        )
+        vocabulary = self._resolve_text(tokenizer, vocabulary_size, cell, max_length)
+        tokenizer, vocabulary_size, pad_id = vocabulary
         tags, num_tags = self._resolve_names(
             tags, num_tags, "tags", "num_tags", minimum=2
         )
         self._check_choice("encoder", encoder, ENCODERS)
-        self._check_choice("cell", cell, CELLS)
-        self._check_max_length(max_length)
 
         # === Layers ===
         # The input block first: the weights files hold its layers' names.
@@ -148,40 +143,28 @@ class SequenceTagger(TextTask, keras.Model):
         self._set_attention_output(weights)
 
         # === Config ===
-        self.vocabulary_size = vocabulary_size
+        self._set_text_config(
+            vocabulary, embedding_dim, units, cell, dropout, max_length
+        )
         self.num_tags = num_tags
         self.tags = tags
-        self.tokenizer = tokenizer
-        self.embedding_dim = embedding_dim
-        self.units = units
         self.encoder = encoder
-        self.cell = cell
         self.bidirectional = bool(bidirectional)
         self.kernel_size = kernel_size
         self.score = score
         self.attention_units = attention_units
-        self.dropout = float(dropout)
-        self.max_length = max_length
-        self.pad_id = pad_id
 
     def get_config(self):
         config = super().get_config()
         config.update(
             {
-                "vocabulary_size": self.vocabulary_size,
                 "num_tags": self.num_tags,
                 "tags": self.tags,
-                "tokenizer": serialize_tokenizer(self.tokenizer),
-                "embedding_dim": self.embedding_dim,
-                "units": self.units,
                 "encoder": self.encoder,
-                "cell": self.cell,
                 "bidirectional": self.bidirectional,
                 "kernel_size": self.kernel_size,
                 "score": self.score,
                 "attention_units": self.attention_units,
-                "dropout": self.dropout,
-                "max_length": self.max_length,
             }
         )
         return config
@@ -272,8 +255,7 @@ class SequenceTagger(TextTask, keras.Model):
         items, single, owner = self._read_texts(texts, "tag")
         if not items:
             return []
-        encoded = self._encode_texts(items, owner)
-        ids = text_utils.pad(encoded, self.pad_id)
+        encoded, ids = self._encode_padded(items, owner)
         probs = self.predict(ids, batch_size=batch_size, verbose=0)  # (N, S, T)
         predicted = np.argmax(probs, axis=-1)  # (N, S)
         names = self.tags or list(range(self.num_tags))
@@ -299,8 +281,7 @@ class SequenceTagger(TextTask, keras.Model):
         items, single, owner = self._read_texts(texts, "attention_weights")
         if not items:
             return []
-        encoded = self._encode_texts(items, owner)
-        ids = text_utils.pad(encoded, self.pad_id)
+        encoded, ids = self._encode_padded(items, owner)
         _, weights = self._attention_model().predict(
             ids, batch_size=batch_size, verbose=0
         )  # (N, S, S)

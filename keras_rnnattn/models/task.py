@@ -5,11 +5,12 @@ import typing
 import keras
 import numpy as np
 
+from keras_rnnattn.layers.attention_decoder import CELLS
 from keras_rnnattn.layers.masked_sequence import PaddingMask
 from keras_rnnattn.models._inference import compiled
 from keras_rnnattn.preset_mixin import PresetMixin
 from keras_rnnattn.text import inputs as text_inputs
-from keras_rnnattn.text.serialization import deserialize_tokenizer
+from keras_rnnattn.text.serialization import deserialize_tokenizer, serialize_tokenizer
 
 
 class Endpoint(typing.NamedTuple):
@@ -166,6 +167,17 @@ class TextTask(PresetMixin):
         return tokenizer, vocabulary_size, pad_id
 
     @classmethod
+    def _resolve_text(
+        cls, tokenizer, vocabulary_size, cell, max_length, min_length=1, optional=True
+    ):
+        """`_resolve_vocabulary`, with the checks of the RNN `cell` (`"gru"` or
+        `"lstm"`) and of `max_length` (an int >= `min_length`, or None where
+        `optional`) that the single-text models share."""
+        cls._check_choice("cell", cell, CELLS)
+        cls._check_max_length(max_length, min_length, allow_none=optional)
+        return cls._resolve_vocabulary(tokenizer, vocabulary_size)
+
+    @classmethod
     def _resolve_names(cls, names, count, names_arg, count_arg, minimum):
         """`(names, count)` for the label or tag set: `names` as distinct strings
         (or None) and their number, checked against `count`."""
@@ -214,8 +226,40 @@ class TextTask(PresetMixin):
         object.__setattr__(self, "_explainer", None)
 
     # --- Config -----------------------------------------------------------------
+    def _set_text_config(
+        self, vocabulary, embedding_dim, units, cell, dropout, max_length
+    ):
+        """Keeps the arguments every single-text model has; `get_config` then
+        holds them. `vocabulary` is `_resolve_text`'s
+        `(tokenizer, vocabulary_size, pad_id)`."""
+        tokenizer, vocabulary_size, pad_id = vocabulary
+        self.vocabulary_size = vocabulary_size
+        self.tokenizer = tokenizer
+        self.embedding_dim = embedding_dim
+        self.units = units
+        self.cell = cell
+        self.dropout = float(dropout)
+        self.max_length = max_length
+        self.pad_id = pad_id
+        object.__setattr__(self, "_has_text_config", True)
+
     def get_config(self):
-        return {"name": self.name, "trainable": self.trainable}
+        """`name` and `trainable`, and the text arguments of `_set_text_config`
+        where the model kept them; subclasses `update` it with their own."""
+        config = {"name": self.name, "trainable": self.trainable}
+        if getattr(self, "_has_text_config", False):
+            config.update(
+                {
+                    "vocabulary_size": self.vocabulary_size,
+                    "tokenizer": serialize_tokenizer(self.tokenizer),
+                    "embedding_dim": self.embedding_dim,
+                    "units": self.units,
+                    "cell": self.cell,
+                    "dropout": self.dropout,
+                    "max_length": self.max_length,
+                }
+            )
+        return config
 
     @classmethod
     def from_config(cls, config):
@@ -324,6 +368,11 @@ class TextTask(PresetMixin):
         return super().predict(x, *args, **kwargs)
 
     # --- Strings ----------------------------------------------------------------
+    def _encode_padded(self, items, owner):
+        """`(encoded, ids)`: `_encode_texts`'s lists and their padded `(N, S)`."""
+        encoded = self._encode_texts(items, owner)
+        return encoded, text_inputs.pad(encoded, self.pad_id)
+
     def _read_texts(self, texts, method):
         """`(items, single, owner)` for a string-level method: the texts as a
         list (empty for an empty batch, which the method answers with empty
