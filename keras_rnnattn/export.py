@@ -260,17 +260,9 @@ def _check_options(model, format, **options):
         )
     if kind == "translator" and options["max_length"] is None:
         options["max_length"] = model.max_target_length
-    if kind == "language_model":
-        room = model.max_length - 1
-        if options["max_length"] is None:
-            options["max_length"] = room
-        if options["max_length"] > room:
-            raise ValueError(
-                f"`max_length` can be at most {room} for this language model "
-                f"(max_length={model.max_length} positions, one is the begin token). "
-                f"Received: max_length={options['max_length']}"
-            )
     options["quantize"] = bool(options["quantize"])
+    if kind != "translator":
+        options = model.check_export_options(options)
     return options
 
 
@@ -305,64 +297,23 @@ def _state_specs(prefix, template, batch_size, length=None):
 
 def _endpoints(model, options):
     """`[(name, fn, input_signature, description)]` for the model's signatures."""
-    from keras import ops
+    if _kind(model) == "translator":
+        b, s = options["batch_size"], options["sequence_length"]
+        return _translator_endpoints(model, options, b, s, options["max_length"])
+    return [_signature(endpoint) for endpoint in model.export_endpoints(options)]
 
-    kind = _kind(model)
-    b, s = options["batch_size"], options["sequence_length"]
-    ids = _spec((b, s), "int32", "token_ids")
-    if kind in ("classifier", "tagger"):
 
-        def probabilities(token_ids):
-            return {"probabilities": model(token_ids, training=False)}
+def _signature(endpoint):
+    """An `Endpoint` of a model as a function of one dict of named tensors."""
+    specs = {
+        name: _spec(shape, dtype, name)
+        for name, (shape, dtype) in endpoint.inputs.items()
+    }
 
-        return [("serving_default", probabilities, [ids], "token ids -> probabilities")]
+    def fn(inputs):
+        return endpoint.fn(**inputs)
 
-    max_length = options["max_length"]
-    if kind == "translator":
-        return _translator_endpoints(model, options, b, s, max_length)
-
-    # The language model.
-    template = model.initial_state(1)
-    state_specs = _state_specs("state", template, b)
-
-    def decode_step(inputs):
-        state = _unflatten("state", template, inputs)
-        logits, state = model.next_logits(inputs["token_ids"], state)
-        return {"logits": ops.cast(logits, "float32"), **_flatten("state", state)}
-
-    def sample(token_ids, uniforms):
-        return dict(
-            zip(
-                ("tokens", "scores"),
-                model._continue_ids(
-                    token_ids,
-                    uniforms,
-                    temperature=options["temperature"],
-                    top_k=options["top_k"],
-                    top_p=options["top_p"],
-                ),
-            )
-        )
-
-    return [
-        (
-            "decode_step",
-            decode_step,
-            [{"token_ids": _spec((b,), "int32", "token_ids"), **state_specs}],
-            "token (B,) and state -> logits (B, V) and the next state",
-        ),
-        (
-            "sample",
-            sample,
-            [
-                _spec((b, s), "int32", "token_ids"),
-                _spec((max_length, b), "float32", "uniforms"),
-            ],
-            "prompt ids (B, P) starting with bos, right-padded with 0, and uniform "
-            f"numbers in [0, 1) (max_length={max_length}, B) -> generated ids and "
-            "their summed log-probabilities",
-        ),
-    ]
+    return endpoint.name, fn, [specs], endpoint.description
 
 
 def _translator_endpoints(model, options, b, s, max_length):
@@ -514,8 +465,8 @@ def _first_line(error):
 
 
 def _write_tokenizers(model, path, manifest):
-    from keras_rnnattn.models._apps_text import serialize_tokenizer
     from keras_rnnattn.presets import preset_tokenizers
+    from keras_rnnattn.text.serialization import serialize_tokenizer
 
     files = {}
     for name, tokenizer in preset_tokenizers(model).items():

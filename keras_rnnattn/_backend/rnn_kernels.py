@@ -28,7 +28,7 @@ def own_rnn_kernels():
 
     A driver choice by backend; the outputs are the same. On torch, Keras's GRU
     and LSTM loop over the steps in Python on CPU, masked or not: there the
-    layers of `models/_apps_layers.py` run PyTorch's fused kernel through
+    layers of `layers/recurrent.py` run PyTorch's fused kernel through
     `run_rnn` instead, unmasked (a bidirectional one over each row reversed
     within its length). A train step of a bidirectional encoder over padded rows
     was 1.7-2.0x faster, of one direction 1.5-1.8x (`benchmarks/rnn_encoders.py`).

@@ -6,37 +6,20 @@ import keras
 import numpy as np
 from keras import ops
 
-import keras_rnnattn.models._apps_text as text_utils
-from keras_rnnattn._backend import compiled, dense_2d, no_grad
-from keras_rnnattn._backend import run_rnn as _run_rnn
+from keras_rnnattn._backend import compiled, dense_2d, no_grad, run_rnn
 from keras_rnnattn.layers.attention_decoder import ATTENTIONS, CELLS, AttentionDecoder
+from keras_rnnattn.layers.plain_decoder import PlainDecoder
+from keras_rnnattn.layers.recurrent import gather_step, reverse_by_length
 from keras_rnnattn.layers.score_layers import score_layer
 from keras_rnnattn.models._optimizers import InPlaceAdam
-from keras_rnnattn.models._seq2seq_parts import (
-    MaskedAccuracy,
-    MaskedSparseCrossEntropy,
-    PlainDecoder,
-    gather_step,
-    reverse_by_length,
-)
+from keras_rnnattn.models.losses import MaskedAccuracy, MaskedSparseCrossEntropy
 from keras_rnnattn.ops import device_scalar
 from keras_rnnattn.preset_mixin import PresetMixin
+from keras_rnnattn.text import inputs as text_utils
+from keras_rnnattn.text.serialization import as_tokenizer, serialize_tokenizer
 
 BRIDGES = ("dense", "zeros")
 TRANSLATOR_ATTENTIONS = ATTENTIONS + ("luong_location", "none")
-
-
-def _as_tokenizer(tokenizer, name):
-    if isinstance(tokenizer, dict):
-        tokenizer = text_utils.deserialize_tokenizer(tokenizer)
-    for attribute in ("encode", "decode", "get_config", "vocabulary_size"):
-        if not hasattr(tokenizer, attribute):
-            raise ValueError(
-                f"`{name}` must be a fitted tokenizer of keras_rnnattn.text (or its "
-                f"config). Received: {name}={tokenizer!r}"
-            )
-    tokenizer.vocabulary_size  # noqa: B018 (raises if the tokenizer is not fitted)
-    return tokenizer
 
 
 def _as_texts(texts):
@@ -230,8 +213,8 @@ class Translator(PresetMixin, keras.Model):
         **kwargs,
     ):
         super().__init__(**kwargs)
-        self.source_tokenizer = _as_tokenizer(source_tokenizer, "source_tokenizer")
-        self.target_tokenizer = _as_tokenizer(target_tokenizer, "target_tokenizer")
+        self.source_tokenizer = as_tokenizer(source_tokenizer, "source_tokenizer")
+        self.target_tokenizer = as_tokenizer(target_tokenizer, "target_tokenizer")
         self.embedding_dim = _positive_int("embedding_dim", embedding_dim)
         self.units = _positive_int("units", units)
         self.encoder_units = _positive_int("encoder_units", encoder_units, True)
@@ -492,9 +475,9 @@ class Translator(PresetMixin, keras.Model):
         for i in range(self.encoder_layers):
             # Unmasked RNNs (the fast kernels); padding sits after the real tokens,
             # and the backward direction reads each row reversed within its length.
-            forward = _run_rnn(self.encoder_forward[i], x, training=training)
+            forward = run_rnn(self.encoder_forward[i], x, training=training)
             if self.bidirectional:
-                backward = _run_rnn(
+                backward = run_rnn(
                     self.encoder_backward[i],
                     reverse_by_length(x, lengths),
                     training=training,
@@ -1044,12 +1027,8 @@ class Translator(PresetMixin, keras.Model):
         config = super().get_config()
         config.update(
             {
-                "source_tokenizer": text_utils.serialize_tokenizer(
-                    self.source_tokenizer
-                ),
-                "target_tokenizer": text_utils.serialize_tokenizer(
-                    self.target_tokenizer
-                ),
+                "source_tokenizer": serialize_tokenizer(self.source_tokenizer),
+                "target_tokenizer": serialize_tokenizer(self.target_tokenizer),
                 "embedding_dim": self.embedding_dim,
                 "units": self.units,
                 "encoder_units": self.encoder_units,
