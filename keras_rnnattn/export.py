@@ -317,7 +317,18 @@ def _endpoints(model, options):
 
     max_length = options["max_length"]
     if kind == "translator":
-        return _translator_endpoints(model, options, b, s, max_length)
+        return [
+            (
+                endpoint.name,
+                endpoint.fn,
+                [
+                    _spec(shape, dtype, name)
+                    for name, (shape, dtype) in endpoint.inputs.items()
+                ],
+                endpoint.description,
+            )
+            for endpoint in model.export_endpoints(options)
+        ]
 
     # The language model.
     template = model.initial_state(1)
@@ -359,80 +370,6 @@ def _endpoints(model, options):
             "prompt ids (B, P) starting with bos, right-padded with 0, and uniform "
             f"numbers in [0, 1) (max_length={max_length}, B) -> generated ids and "
             "their summed log-probabilities",
-        ),
-    ]
-
-
-def _translator_endpoints(model, options, b, s, max_length):
-    from keras import ops
-
-    probe = model.initial_state(np.ones((1, 2), "int32"))
-    states, memory = probe["states"], probe["memory"]
-    state_specs = _state_specs("state", states, b)
-    memory_specs = _state_specs("memory", memory, b, s)
-    source = _spec((b, s), "int32", "source_ids")
-    # The penalties as `Translator.translate` passes them: the nonzero ones.
-    penalties = {
-        name: options[name]
-        for name in ("length_penalty", "coverage_penalty")
-        if options[name]
-    }
-    search = {
-        "greedy": model._search_fn(1, max_length, {}),
-        "beam_search": model._search_fn(options["beam_size"], max_length, penalties),
-    }
-
-    def encode(source_ids):
-        state = model.initial_state(source_ids)
-        return {
-            **_flatten("state", state["states"]),
-            **_flatten("memory", state["memory"]),
-        }
-
-    def decode_step(inputs):
-        state = {
-            "states": _unflatten("state", states, inputs),
-            "memory": _unflatten("memory", memory, inputs),
-        }
-        out = model.next_fn(inputs["token_ids"], state)
-        result = {"logits": out[0], **_flatten("state", out[1]["states"])}
-        if len(out) == 3:
-            result["alignment"] = out[2]
-        return result
-
-    def greedy(source_ids):
-        tokens, scores = search["greedy"](source_ids)
-        return {"tokens": ops.cast(tokens, "int32"), "scores": scores}
-
-    def beam_search(source_ids):
-        tokens, scores = search["beam_search"](source_ids)
-        return {"tokens": ops.cast(tokens, "int32"), "scores": scores}
-
-    step_inputs = {"token_ids": _spec((b,), "int32", "token_ids")}
-    step_inputs.update(state_specs)
-    step_inputs.update(memory_specs)
-    return [
-        ("encode", encode, [source], "source ids (B, S) -> state_*, memory_*"),
-        (
-            "decode_step",
-            decode_step,
-            [step_inputs],
-            "previous token (B,), state_*, memory_* -> logits (B, V), the next "
-            "state_*, alignment (B, S)",
-        ),
-        (
-            "greedy",
-            greedy,
-            [source],
-            f"source ids (B, S) -> tokens (B, {max_length}), scores (B,)",
-        ),
-        (
-            "beam_search",
-            beam_search,
-            [source],
-            f"source ids (B, S) -> the best of {options['beam_size']} beams "
-            f"(length penalty {options['length_penalty']:g}, coverage penalty "
-            f"{options['coverage_penalty']:g}): tokens (B, {max_length}), scores (B,)",
         ),
     ]
 
