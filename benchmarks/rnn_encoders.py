@@ -3,7 +3,7 @@
 `AttentionClassifier` and `SequenceTagger` encode right-padded token rows with a
 bidirectional GRU or LSTM, `AttentiveLanguageModel` with one direction. On
 PyTorch's CPU backend Keras's GRU and LSTM loop over the steps in Python
-(masked or not); there the models' layers (`keras_rnnattn.models._apps_layers`)
+(masked or not); there the models' layers (`keras_rnnattn.layers.recurrent`)
 run PyTorch's fused kernel through `_run_rnn` instead, unmasked, a
 bidirectional one with its backward RNN over each row reversed within its
 length, with the same weights and outputs (zeros at the padding). This script
@@ -52,10 +52,10 @@ def worker(args):
     import keras
     import numpy as np
 
-    from keras_rnnattn.models import _apps_layers
+    from keras_rnnattn.layers import recurrent
 
     # The fused path on every backend (the layers take it on torch only).
-    _apps_layers._own_rnn_kernels = lambda: True
+    recurrent._own_rnn_kernels = lambda: True
     keras.utils.set_random_seed(0)
     rng = np.random.default_rng(0)
     x = rng.normal(size=(B, S, D)).astype("float32")
@@ -67,7 +67,7 @@ def worker(args):
         stock = keras.layers.GRU if cell == "gru" else keras.layers.LSTM
         models = {}
         for label, wrapper in (
-            ("ours", _apps_layers.Bidirectional),
+            ("ours", recurrent.Bidirectional),
             ("keras", keras.layers.Bidirectional),
         ):
             inputs = keras.Input((None, D))
@@ -78,7 +78,7 @@ def worker(args):
             result[f"bi/{cell}/{label}"] = ms
         models = {}
         for label, layer in (
-            ("ours", _apps_layers.recurrent_layer(cell, UNITS, name="rnn")),
+            ("ours", recurrent.recurrent_layer(cell, UNITS, name="rnn")),
             ("keras", stock(UNITS, return_sequences=True)),
         ):
             inputs = keras.Input((None, D))

@@ -256,20 +256,8 @@ def _check_options(model, format, **options):
             f"`sequence_length` can be at most this model's limit of {limit} tokens. "
             f"Received: sequence_length={options['sequence_length']}"
         )
-    if kind == "translator" and options["max_length"] is None:
-        options["max_length"] = model.max_target_length
-    if kind == "language_model":
-        room = model.max_length - 1
-        if options["max_length"] is None:
-            options["max_length"] = room
-        if options["max_length"] > room:
-            raise ValueError(
-                f"`max_length` can be at most {room} for this language model "
-                f"(max_length={model.max_length} positions, one is the begin token). "
-                f"Received: max_length={options['max_length']}"
-            )
     options["quantize"] = bool(options["quantize"])
-    return options
+    return model.check_export_options(options)
 
 
 # --- Signatures -------------------------------------------------------------------------
@@ -279,99 +267,22 @@ def _spec(shape, dtype, name):
     return tf.TensorSpec(shape, dtype, name=name)
 
 
-def _flatten(prefix, structure):
-    """`{"prefix_0": t, ...}` for a nested state, in `keras.tree.flatten` order."""
-    leaves = keras.tree.flatten(structure)
-    return {f"{prefix}_{i}": leaf for i, leaf in enumerate(leaves)}
-
-
-def _unflatten(prefix, template, flat):
-    leaves = [flat[f"{prefix}_{i}"] for i in range(len(keras.tree.flatten(template)))]
-    return keras.tree.pack_sequence_as(template, leaves)
-
-
-def _state_specs(prefix, template, batch_size, length=None):
-    """Specs of a flattened state; `length` replaces axis 1 of the memory tensors."""
-    specs = {}
-    for name, leaf in _flatten(prefix, template).items():
-        shape = [batch_size] + list(leaf.shape[1:])
-        if prefix == "memory":
-            shape[1] = length
-        specs[name] = _spec(shape, keras.backend.standardize_dtype(leaf.dtype), name)
-    return specs
-
-
 def _endpoints(model, options):
     """`[(name, fn, input_signature, description)]` for the model's signatures."""
-    from keras import ops
+    return [_signature(endpoint) for endpoint in model.export_endpoints(options)]
 
-    kind = _kind(model)
-    b, s = options["batch_size"], options["sequence_length"]
-    ids = _spec((b, s), "int32", "token_ids")
-    if kind in ("classifier", "tagger"):
 
-        def probabilities(token_ids):
-            return {"probabilities": model(token_ids, training=False)}
+def _signature(endpoint):
+    """An `Endpoint` of a model as a function of one dict of named tensors."""
+    specs = {
+        name: _spec(shape, dtype, name)
+        for name, (shape, dtype) in endpoint.inputs.items()
+    }
 
-        return [("serving_default", probabilities, [ids], "token ids -> probabilities")]
+    def fn(inputs):
+        return endpoint.fn(**inputs)
 
-    max_length = options["max_length"]
-    if kind == "translator":
-        return [
-            (
-                endpoint.name,
-                endpoint.fn,
-                [
-                    _spec(shape, dtype, name)
-                    for name, (shape, dtype) in endpoint.inputs.items()
-                ],
-                endpoint.description,
-            )
-            for endpoint in model.export_endpoints(options)
-        ]
-
-    # The language model.
-    template = model.initial_state(1)
-    state_specs = _state_specs("state", template, b)
-
-    def decode_step(inputs):
-        state = _unflatten("state", template, inputs)
-        logits, state = model.next_logits(inputs["token_ids"], state)
-        return {"logits": ops.cast(logits, "float32"), **_flatten("state", state)}
-
-    def sample(token_ids, uniforms):
-        return dict(
-            zip(
-                ("tokens", "scores"),
-                model._continue_ids(
-                    token_ids,
-                    uniforms,
-                    temperature=options["temperature"],
-                    top_k=options["top_k"],
-                    top_p=options["top_p"],
-                ),
-            )
-        )
-
-    return [
-        (
-            "decode_step",
-            decode_step,
-            [{"token_ids": _spec((b,), "int32", "token_ids"), **state_specs}],
-            "token (B,) and state -> logits (B, V) and the next state",
-        ),
-        (
-            "sample",
-            sample,
-            [
-                _spec((b, s), "int32", "token_ids"),
-                _spec((max_length, b), "float32", "uniforms"),
-            ],
-            "prompt ids (B, P) starting with bos, right-padded with 0, and uniform "
-            f"numbers in [0, 1) (max_length={max_length}, B) -> generated ids and "
-            "their summed log-probabilities",
-        ),
-    ]
+    return endpoint.name, fn, [specs], endpoint.description
 
 
 # --- Writers ----------------------------------------------------------------------------
@@ -449,8 +360,8 @@ def _first_line(error):
 
 
 def _write_tokenizers(model, path, manifest):
-    from keras_rnnattn.models._apps_text import serialize_tokenizer
     from keras_rnnattn.presets import preset_tokenizers
+    from keras_rnnattn.text.serialization import serialize_tokenizer
 
     files = {}
     for name, tokenizer in preset_tokenizers(model).items():

@@ -4,22 +4,16 @@ import keras
 import numpy as np
 
 from keras_rnnattn.layers.attention_pooling import AttentionPooling
-from keras_rnnattn.models import _apps_text as text_utils
-from keras_rnnattn.models._apps_layers import (
-    LastOutput,
-    MaskedMean,
-    PaddingMask,
-    embedding_initializer,
-    recurrent_encoder,
-)
-from keras_rnnattn.preset_mixin import PresetMixin
+from keras_rnnattn.layers.masked_sequence import LastOutput, MaskedMean
+from keras_rnnattn.layers.recurrent import recurrent_encoder
+from keras_rnnattn.models.task import TextTask, embedding_and_mask
+from keras_rnnattn.text import inputs as text_utils
 
 POOLINGS = ("attention", "structured", "mean", "last")
-CELLS = ("gru", "lstm")
 
 
 @keras.saving.register_keras_serializable(package="keras_rnnattn")
-class AttentionClassifier(PresetMixin, keras.Model):
+class AttentionClassifier(TextTask, keras.Model):
     """Classifies texts with attention pooling over the outputs of an RNN.
 
     1. token ids `(B, S)` -> Embedding -> (Bi)GRU or (Bi)LSTM outputs H `(B, S, h)`;
@@ -103,58 +97,23 @@ class AttentionClassifier(PresetMixin, keras.Model):
         max_length=None,
         **kwargs,
     ):
-        tokenizer = text_utils.deserialize_tokenizer(tokenizer)
-        if vocabulary_size is None:
-            if tokenizer is None:
-                raise ValueError(
-                    "AttentionClassifier needs `vocabulary_size` or a `tokenizer`. "
-                    "Received: vocabulary_size=None, tokenizer=None"
-                )
-            vocabulary_size = int(tokenizer.vocabulary_size)
-        if labels is not None:
-            labels = [str(label) for label in labels]
-            if len(set(labels)) != len(labels) or not labels:
-                raise ValueError(
-                    f"`labels` must be distinct strings. Received: labels={labels}"
-                )
-            if num_classes is not None and num_classes != len(labels):
-                raise ValueError(
-                    f"`num_classes` ({num_classes}) must equal len(labels) "
-                    f"({len(labels)}). Received: labels={labels}"
-                )
-            num_classes = len(labels)
-        if not isinstance(num_classes, int) or num_classes < 1:
-            raise ValueError(
-                "AttentionClassifier needs `num_classes` (an int >= 1) or `labels`. "
-                f"Received: num_classes={num_classes}"
-            )
+        vocabulary = self._resolve_text(tokenizer, vocabulary_size, cell, max_length)
+        tokenizer, vocabulary_size, pad_id = vocabulary
+        labels, num_classes = self._resolve_names(
+            labels, num_classes, "labels", "num_classes", minimum=1
+        )
         if num_classes == 1 and not multi_label:
             raise ValueError(
                 "A softmax over one class is constant: use num_classes=2 or "
                 "multi_label=True. Received: num_classes=1"
             )
-        if pooling not in POOLINGS:
-            raise ValueError(
-                f"`pooling` must be one of {POOLINGS}. Received: pooling={pooling!r}"
-            )
-        if cell not in CELLS:
-            raise ValueError(f"`cell` must be one of {CELLS}. Received: cell={cell!r}")
-        if max_length is not None and (
-            not isinstance(max_length, int) or max_length < 1
-        ):
-            raise ValueError(
-                f"`max_length` must be None or an int >= 1. Received: {max_length}"
-            )
-        pad_id = 0 if tokenizer is None else int(tokenizer.pad_id)
+        self._check_choice("pooling", pooling, POOLINGS)
 
         # === Layers ===
-        padding_mask = PaddingMask(pad_id, name="padding_mask")
-        token_embedding = keras.layers.Embedding(
-            vocabulary_size,
-            embedding_dim,
-            embeddings_initializer=embedding_initializer(),
-            name="token_embedding",
-        )
+        # The input block first: the weights files hold its layers' names.
+        token_ids, mask, x, token_embedding = embedding_and_mask(
+            vocabulary_size, embedding_dim, pad_id
+        )  # (B, S), (B, S), (B, S, embedding_dim)
         encoder = recurrent_encoder(cell, units, bidirectional, name="encoder")
         last_output = LastOutput(
             backward_units=units if bidirectional else None, name="last_output"
@@ -183,9 +142,6 @@ class AttentionClassifier(PresetMixin, keras.Model):
         )
 
         # === Functional model ===
-        token_ids = keras.Input(shape=(None,), dtype="int32", name="token_ids")
-        mask = padding_mask(token_ids)  # (B, S)
-        x = token_embedding(token_ids)  # (B, S, embedding_dim)
         # A forward RNN needs no mask: padding comes last and never changes the
         # outputs at real steps. The backward half of a BiRNN does need it.
         hidden = encoder(x, mask=mask if bidirectional else None)  # (B, S, h)
@@ -210,18 +166,14 @@ class AttentionClassifier(PresetMixin, keras.Model):
         self.encoder = encoder
         self.pooling_layer = pooling_layer
         self.output_dense = output_dense
-        # Kept out of Keras's tracking: the graph tensor of the attention weights.
-        object.__setattr__(self, "_attention_tensor", attention)
-        object.__setattr__(self, "_explainer", None)
+        self._set_attention_output(attention)
 
         # === Config ===
-        self.vocabulary_size = vocabulary_size
+        self._set_text_config(
+            vocabulary, embedding_dim, units, cell, dropout, max_length
+        )
         self.num_classes = num_classes
         self.labels = labels
-        self.tokenizer = tokenizer
-        self.embedding_dim = embedding_dim
-        self.units = units
-        self.cell = cell
         self.bidirectional = bool(bidirectional)
         self.pooling = pooling
         self.hops = hops
@@ -229,66 +181,36 @@ class AttentionClassifier(PresetMixin, keras.Model):
         self.penalty = float(penalty)
         self.concat_last = bool(concat_last)
         self.multi_label = bool(multi_label)
-        self.dropout = float(dropout)
-        self.max_length = max_length
 
     def get_config(self):
-        return {
-            "name": self.name,
-            "trainable": self.trainable,
-            "vocabulary_size": self.vocabulary_size,
-            "num_classes": self.num_classes,
-            "labels": self.labels,
-            "tokenizer": text_utils.serialize_tokenizer(self.tokenizer),
-            "embedding_dim": self.embedding_dim,
-            "units": self.units,
-            "cell": self.cell,
-            "bidirectional": self.bidirectional,
-            "pooling": self.pooling,
-            "hops": self.hops,
-            "attention_units": self.attention_units,
-            "penalty": self.penalty,
-            "concat_last": self.concat_last,
-            "multi_label": self.multi_label,
-            "dropout": self.dropout,
-            "max_length": self.max_length,
-        }
+        config = super().get_config()
+        config.update(
+            {
+                "num_classes": self.num_classes,
+                "labels": self.labels,
+                "bidirectional": self.bidirectional,
+                "pooling": self.pooling,
+                "hops": self.hops,
+                "attention_units": self.attention_units,
+                "penalty": self.penalty,
+                "concat_last": self.concat_last,
+                "multi_label": self.multi_label,
+            }
+        )
+        return config
 
-    @classmethod
-    def from_config(cls, config):
-        return cls(**config)
-
-    def compile(self, optimizer="adam", loss="auto", metrics="auto", **kwargs):
-        """`keras.Model.compile` with defaults for the head.
-
-        `loss="auto"` is sparse categorical cross-entropy (binary cross-entropy
-        with `multi_label`); `metrics="auto"` is accuracy.
-        """
-        if loss == "auto":
-            loss = (
-                "binary_crossentropy"
-                if self.multi_label
-                else "sparse_categorical_crossentropy"
-            )
-        if metrics == "auto":
-            metrics = ["binary_accuracy" if self.multi_label else "accuracy"]
-        super().compile(optimizer=optimizer, loss=loss, metrics=metrics, **kwargs)
-
-    def compile_from_config(self, config):
-        # The saved config holds the concrete loss and metrics `compile` chose.
-        config = keras.saving.deserialize_keras_object(config)
-        self.compile(**config)
-        if self.built:
-            self.optimizer.build(self.trainable_variables)
+    def compile_defaults(self):
+        """Sparse categorical cross-entropy and accuracy (binary cross-entropy
+        and binary accuracy with `multi_label`)."""
+        if self.multi_label:
+            return "binary_crossentropy", ["binary_accuracy"]
+        return "sparse_categorical_crossentropy", ["accuracy"]
 
     # --- Inputs: strings or checked ids --------------------------------------
     def _ids(self, x, owner):
         if text_utils.is_text(x):
             texts, _ = text_utils.as_text_list(x, owner)
-            encoded = text_utils.encode_texts(
-                self.tokenizer, texts, owner, max_length=self.max_length, model=self
-            )
-            return text_utils.pad(encoded, int(self.tokenizer.pad_id))
+            return text_utils.pad(self._encode_texts(texts, owner), self.pad_id)
         return text_utils.check_token_ids(x, self.vocabulary_size, owner)
 
     def _targets(self, y, owner):
@@ -376,9 +298,19 @@ class AttentionClassifier(PresetMixin, keras.Model):
             )
         return text_utils.map_label_strings(dataset, self.labels, owner)
 
-    def _prepare(self, x, y, owner):
+    def preprocess_samples(self, x, y=None, owner=None, with_targets=True):
+        """Class ids (or multi-hot rows) for texts or token ids and labels.
+
+        `x` is texts, token ids `(N, S)` or a `tf.data.Dataset` of batches
+        `(ids, labels)`: ids int `(batch, length)`, labels class indices
+        `(batch,)` or label strings of `labels` (mapped to their indices here),
+        multi-hot `(batch, C)` with `multi_label`; build it with
+        `tokenizer.to_tf_dataset(texts, labels).batch(n)`. `y` is one label per
+        text: a label string or class index (a list of label strings or a
+        multi-hot row with `multi_label`); None with a dataset.
+        """
         if text_utils.as_dataset(x) is not None:
-            return self._dataset(x, owner, with_targets=True), y
+            return self._dataset(x, owner, with_targets=with_targets), y
         x = self._ids(x, owner)
         y = self._targets(y, owner)
         if isinstance(x, np.ndarray) and isinstance(y, np.ndarray):
@@ -388,55 +320,6 @@ class AttentionClassifier(PresetMixin, keras.Model):
                     "label per text."
                 )
         return x, y
-
-    def _prepare_validation(self, data):
-        if text_utils.as_dataset(data) is not None:
-            return self._dataset(data, "validation_data", with_targets=True)
-        if isinstance(data, (tuple, list)) and len(data) in (2, 3):
-            x, y = self._prepare(data[0], data[1], "validation_data")
-            return (x, y) + tuple(data[2:])
-        return data
-
-    def fit(self, x=None, y=None, *args, validation_data=None, **kwargs):
-        """`keras.Model.fit` that also takes texts and label strings.
-
-        Args:
-            x: texts (a list of strings), token ids `(N, S)`, or a
-                `tf.data.Dataset` of batches `(ids, labels)`: ids int
-                `(batch, length)`, labels class indices `(batch,)` or label
-                strings of `labels` (mapped to their indices here), multi-hot
-                `(batch, C)` with `multi_label`. Build it with
-                `tokenizer.to_tf_dataset(texts, labels).batch(n)`.
-            y: labels, one per text: label strings or class indices (lists of
-                label strings or multi-hot rows with `multi_label`); None with
-                a dataset.
-            *args, validation_data, **kwargs: as `keras.Model.fit`;
-                `validation_data` may hold texts and label strings too.
-
-        Returns:
-            The `History` of `keras.Model.fit`.
-        """
-        x, y = self._prepare(x, y, "AttentionClassifier.fit")
-        validation_data = self._prepare_validation(validation_data)
-        return super().fit(x, y, *args, validation_data=validation_data, **kwargs)
-
-    def evaluate(self, x=None, y=None, *args, **kwargs):
-        """`keras.Model.evaluate` that also takes texts and label strings."""
-        x, y = self._prepare(x, y, "AttentionClassifier.evaluate")
-        return super().evaluate(x, y, *args, **kwargs)
-
-    def predict(self, x, *args, **kwargs):
-        """`keras.Model.predict` that also takes texts: probabilities `(N, C)`.
-
-        `x` is texts, token ids `(N, S)` or a `tf.data.Dataset` of batches of
-        ids `(batch, length)` (alone or with labels).
-        """
-        owner = "AttentionClassifier.predict"
-        if text_utils.as_dataset(x) is not None:
-            x = self._dataset(x, owner, with_targets=False)
-            return super().predict(x, *args, **kwargs)
-        x = self._ids(x, owner)
-        return super().predict(x, *args, **kwargs)
 
     # --- Strings out -----------------------------------------------------------
     def classify(self, texts, threshold=0.5, batch_size=32):
@@ -452,10 +335,12 @@ class AttentionClassifier(PresetMixin, keras.Model):
             `(labels, probabilities)`: for a list of texts, a list of labels
             (label strings, or class indices without `labels`; with
             `multi_label`, a list of labels per text) and a `(N, C)` array; for a
-            single string, its label and a `(C,)` array.
+            single string, its label and a `(C,)` array. An empty list gives
+            `([], an empty (0, C) array)`.
         """
-        owner = "AttentionClassifier.classify"
-        items, single = text_utils.as_text_list(texts, owner)
+        items, single, _ = self._read_texts(texts, "classify")
+        if not items:
+            return [], np.zeros((0, self.num_classes), "float32")
         probs = self.predict(items, batch_size=batch_size, verbose=0)  # (N, C)
         names = self.labels or list(range(self.num_classes))
         if self.multi_label:
@@ -468,18 +353,6 @@ class AttentionClassifier(PresetMixin, keras.Model):
             return predicted[0], probs[0]
         return predicted, probs
 
-    def _attention_model(self):
-        if self._attention_tensor is None:
-            raise ValueError(
-                "explain and plot_attention need attention weights, which "
-                f"pooling={self.pooling!r} does not have: use pooling='attention' "
-                "or 'structured'."
-            )
-        if self._explainer is None:
-            model = keras.Model(self.inputs, [self.outputs[0], self._attention_tensor])
-            object.__setattr__(self, "_explainer", model)
-        return self._explainer
-
     def explain(self, texts, batch_size=32):
         """The attention weight of every token of each text.
 
@@ -490,14 +363,18 @@ class AttentionClassifier(PresetMixin, keras.Model):
         Returns:
             For each text a list of `(token, weight)` pairs, the weights of its
             tokens summing to 1 (for `pooling="structured"`, the mean over hops);
-            for a single string, its list.
+            for a single string, its list; for an empty list, `[]`.
         """
-        owner = "AttentionClassifier.explain"
-        items, single = text_utils.as_text_list(texts, owner)
-        encoded = text_utils.encode_texts(
-            self.tokenizer, items, owner, max_length=self.max_length, model=self
-        )
-        ids = text_utils.pad(encoded, int(self.tokenizer.pad_id))
+        items, single, owner = self._read_texts(texts, "explain")
+        if self._attention_tensor is None:
+            raise ValueError(
+                "explain and plot_attention need attention weights, which "
+                f"pooling={self.pooling!r} does not have: use pooling='attention' "
+                "or 'structured'."
+            )
+        if not items:
+            return []
+        encoded, ids = self._encode_padded(items, owner)
         _, weights = self._attention_model().predict(
             ids, batch_size=batch_size, verbose=0
         )  # (N, S) or (N, hops, S)

@@ -7,20 +7,20 @@ import numpy as np
 from keras import ops
 
 from keras_rnnattn.decoding.sampling import draw_uniforms
+from keras_rnnattn.layers.recurrent import recurrent_layer
 from keras_rnnattn.layers.sequence_self_attention import (
     SCORE_NAMES,
     SequenceSelfAttention,
 )
-from keras_rnnattn.models import _apps_text as text_utils
-from keras_rnnattn.models._apps_layers import (
-    PaddingMask,
-    embedding_initializer,
-    recurrent_layer,
+from keras_rnnattn.models.task import (
+    Endpoint,
+    TextTask,
+    embedding_and_mask,
+    flatten_state,
+    state_inputs,
+    unflatten_state,
 )
-from keras_rnnattn.models._inference import compiled
-from keras_rnnattn.preset_mixin import PresetMixin
-
-CELLS = ("gru", "lstm")
+from keras_rnnattn.text import inputs as text_utils
 
 
 def _where_rows(keep, new, old):
@@ -30,7 +30,7 @@ def _where_rows(keep, new, old):
 
 
 @keras.saving.register_keras_serializable(package="keras_rnnattn")
-class AttentiveLanguageModel(PresetMixin, keras.Model):
+class AttentiveLanguageModel(TextTask, keras.Model):
     """An RNN language model with causal attention over its previous hidden states.
 
     For token ids x_1..x_T (the text with a begin-of-sequence token first):
@@ -104,34 +104,17 @@ class AttentiveLanguageModel(PresetMixin, keras.Model):
         dropout=0.0,
         **kwargs,
     ):
-        tokenizer = text_utils.deserialize_tokenizer(tokenizer)
-        if vocabulary_size is None:
-            if tokenizer is None:
-                raise ValueError(
-                    "AttentiveLanguageModel needs `vocabulary_size` or a "
-                    "`tokenizer`. Received: vocabulary_size=None, tokenizer=None"
-                )
-            vocabulary_size = int(tokenizer.vocabulary_size)
-        if cell not in CELLS:
-            raise ValueError(f"`cell` must be one of {CELLS}. Received: cell={cell!r}")
-        if score not in SCORE_NAMES:
-            raise ValueError(
-                f"`score` must be one of {SCORE_NAMES}. Received: score={score!r}"
-            )
-        if not isinstance(max_length, int) or max_length < 2:
-            raise ValueError(
-                f"`max_length` must be an int >= 2. Received: max_length={max_length}"
-            )
-        pad_id = 0 if tokenizer is None else int(tokenizer.pad_id)
+        vocabulary = self._resolve_text(
+            tokenizer, vocabulary_size, cell, max_length, min_length=2, optional=False
+        )
+        tokenizer, vocabulary_size, pad_id = vocabulary
+        self._check_choice("score", score, SCORE_NAMES)
 
         # === Layers ===
-        padding_mask = PaddingMask(pad_id, name="padding_mask")
-        token_embedding = keras.layers.Embedding(
-            vocabulary_size,
-            embedding_dim,
-            embeddings_initializer=embedding_initializer(),
-            name="token_embedding",
-        )
+        # The input block first: the weights files hold its layers' names.
+        token_ids, mask, x, token_embedding = embedding_and_mask(
+            vocabulary_size, embedding_dim, pad_id
+        )  # (B, T), (B, T), (B, T, embedding_dim)
         rnn = recurrent_layer(cell, units, name="rnn")
         self_attention = (
             SequenceSelfAttention(
@@ -149,9 +132,6 @@ class AttentiveLanguageModel(PresetMixin, keras.Model):
         # === Functional model ===
         # The RNN runs unmasked: padding comes last, so it never changes the
         # states of earlier, real positions; attention and loss skip padding.
-        token_ids = keras.Input(shape=(None,), dtype="int32", name="token_ids")
-        mask = padding_mask(token_ids)  # (B, T)
-        x = token_embedding(token_ids)  # (B, T, embedding_dim)
         hidden = rnn(x)  # (B, T, units)
         if self_attention is not None:
             hidden = self_attention(hidden, mask=mask)  # (B, T, 2 units): [h; c]
@@ -165,53 +145,29 @@ class AttentiveLanguageModel(PresetMixin, keras.Model):
         self.output_dense = output_dense
 
         # === Config ===
-        self.vocabulary_size = vocabulary_size
-        self.tokenizer = tokenizer
-        self.embedding_dim = embedding_dim
-        self.units = units
-        self.cell = cell
+        self._set_text_config(
+            vocabulary, embedding_dim, units, cell, dropout, max_length
+        )
         self.score = score
         self.attention = bool(attention)
-        self.max_length = max_length
-        self.dropout = float(dropout)
-        self.pad_id = pad_id
 
     def get_config(self):
-        return {
-            "name": self.name,
-            "trainable": self.trainable,
-            "vocabulary_size": self.vocabulary_size,
-            "tokenizer": text_utils.serialize_tokenizer(self.tokenizer),
-            "embedding_dim": self.embedding_dim,
-            "units": self.units,
-            "cell": self.cell,
-            "score": self.score,
-            "attention": self.attention,
-            "max_length": self.max_length,
-            "dropout": self.dropout,
-        }
+        config = super().get_config()
+        config.update(
+            {
+                "score": self.score,
+                "attention": self.attention,
+            }
+        )
+        return config
 
-    @classmethod
-    def from_config(cls, config):
-        return cls(**config)
-
-    def compile(self, optimizer="adam", loss="auto", metrics="auto", **kwargs):
-        """`keras.Model.compile` with defaults: cross-entropy from the logits that
-        ignores padded targets (id `pad_id`), and token accuracy."""
-        if loss == "auto":
-            loss = keras.losses.SparseCategoricalCrossentropy(
-                from_logits=True, ignore_class=self.pad_id
-            )
-        if metrics == "auto":
-            metrics = ["accuracy"]
-        super().compile(optimizer=optimizer, loss=loss, metrics=metrics, **kwargs)
-
-    def compile_from_config(self, config):
-        # The saved config holds the concrete loss and metrics `compile` chose.
-        config = keras.saving.deserialize_keras_object(config)
-        self.compile(**config)
-        if self.built:
-            self.optimizer.build(self.trainable_variables)
+    def compile_defaults(self):
+        """Cross-entropy from the logits that ignores padded targets (id
+        `pad_id`), and token accuracy."""
+        loss = keras.losses.SparseCategoricalCrossentropy(
+            from_logits=True, ignore_class=self.pad_id
+        )
+        return loss, ["accuracy"]
 
     # --- Inputs: strings or checked ids --------------------------------------
     def _text_pairs(self, texts, owner):
@@ -222,7 +178,14 @@ class AttentiveLanguageModel(PresetMixin, keras.Model):
         y = text_utils.pad([s + [self.tokenizer.eos_id] for s in encoded], self.pad_id)
         return x, y
 
-    def _prepare(self, x, y, owner, with_targets=True):
+    def preprocess_samples(self, x, y=None, owner=None, with_targets=True):
+        """Input and target ids for texts, or checked ids.
+
+        `x` is texts (a list of strings; the targets are the texts shifted by
+        one, so `y` must be None), input ids `(N, T)` with target ids `y`
+        `(N, T)`, or a `tf.data.Dataset` of batches `(input_ids, target_ids)`,
+        both int `(batch, length)` (call `.batch(n)` on an unbatched one).
+        """
         if text_utils.is_checked_id_dataset(x, owner, with_targets, "target ids"):
             return x, y
         if text_utils.is_text(x):
@@ -242,50 +205,6 @@ class AttentiveLanguageModel(PresetMixin, keras.Model):
                 )
         return x, y
 
-    def fit(self, x=None, y=None, *args, validation_data=None, **kwargs):
-        """`keras.Model.fit` that also takes a list of texts (with `y=None`).
-
-        Args:
-            x: texts (a list of strings; the targets are the texts shifted by
-                one), input ids `(N, T)`, or a `tf.data.Dataset` of batches
-                `(input_ids, target_ids)`, both int `(batch, length)` (call
-                `.batch(n)` on an unbatched one).
-            y: target ids `(N, T)` with input ids; None with texts or a dataset.
-            *args, validation_data, **kwargs: as `keras.Model.fit`.
-
-        Returns:
-            The `History` of `keras.Model.fit`.
-        """
-        x, y = self._prepare(x, y, "AttentiveLanguageModel.fit")
-        if text_utils.as_dataset(validation_data) is not None:
-            self._prepare(validation_data, None, "validation_data")
-        elif text_utils.is_text(validation_data):
-            validation_data = self._text_pairs(validation_data, "validation_data")
-        elif isinstance(validation_data, (tuple, list)) and len(validation_data) == 2:
-            validation_data = self._prepare(*validation_data, "validation_data")
-        return super().fit(x, y, *args, validation_data=validation_data, **kwargs)
-
-    def evaluate(self, x=None, y=None, *args, **kwargs):
-        """`keras.Model.evaluate` that also takes a list of texts (with `y=None`)."""
-        x, y = self._prepare(x, y, "AttentiveLanguageModel.evaluate")
-        return super().evaluate(x, y, *args, **kwargs)
-
-    def predict(self, x, *args, **kwargs):
-        """`keras.Model.predict` on token ids (or texts): logits `(N, T, V)`.
-
-        `x` is texts, input ids `(N, T)` or a `tf.data.Dataset` of batches of
-        int ids `(batch, length)` (alone or with target ids).
-        """
-        if text_utils.as_dataset(x) is not None:
-            self._prepare(x, None, "AttentiveLanguageModel.predict", False)
-        elif text_utils.is_text(x):
-            x, _ = self._text_pairs(x, "AttentiveLanguageModel.predict")
-        else:
-            x = text_utils.check_token_ids(
-                x, self.vocabulary_size, "AttentiveLanguageModel.predict"
-            )
-        return super().predict(x, *args, **kwargs)
-
     def perplexity(self, texts, batch_size=32):
         """exp of the mean negative log-likelihood per token of texts.
 
@@ -296,10 +215,11 @@ class AttentiveLanguageModel(PresetMixin, keras.Model):
             batch_size: int.
 
         Returns:
-            A float.
+            A float. An empty list of texts has no tokens to score: it raises
+            a `ValueError`, as `evaluate` does.
         """
-        x, y = self._text_pairs(texts, "AttentiveLanguageModel.perplexity")
-        logits = super().predict(x, batch_size=batch_size, verbose=0)  # (N, T, V)
+        x, y = self._text_pairs(texts, self._caller("perplexity"))
+        logits = self.predict(x, batch_size=batch_size, verbose=0)  # (N, T, V)
         logits = logits.astype("float64")
         logits -= logits.max(axis=-1, keepdims=True)
         log_probs = logits - np.log(np.exp(logits).sum(axis=-1, keepdims=True))
@@ -325,8 +245,11 @@ class AttentiveLanguageModel(PresetMixin, keras.Model):
             "position": ops.zeros((batch_size,), dtype="int32"),
         }
 
-    def next_logits(self, token_ids, state):
+    def next_fn(self, token_ids, state):
         """One generation step: the next token's logits after `token_ids`.
+
+        The `next_fn` of `keras_rnnattn.decoding`; `next_logits` is the same
+        method.
 
         Args:
             token_ids: integer `(B,)`, the token at the state's position.
@@ -357,7 +280,81 @@ class AttentiveLanguageModel(PresetMixin, keras.Model):
         state = {"rnn": list(rnn_state), "memory": memory, "position": position + 1}
         return logits, state
 
-    def _continue_ids(
+    next_logits = next_fn
+
+    def _check_room(self, longest, max_length, owner):
+        """`max_length` (default: all the room there is) for prompts of at most
+        `longest` positions, the begin token included: prompt and generated
+        tokens but the last must fit the model's `max_length` positions."""
+        room = self.max_length - longest + 1
+        if room < 1:
+            raise ValueError(
+                f"{owner}: the prompt has {longest - 1} tokens but the model reads "
+                f"at most {self.max_length - 1} (max_length={self.max_length}, one "
+                "position is the begin token): shorten the prompt."
+            )
+        if max_length is None:
+            max_length = room
+        if not isinstance(max_length, int) or max_length < 1 or max_length > room:
+            raise ValueError(
+                f"{owner}: `max_length` must be an int in [1, {room}] for this "
+                f"prompt of {longest - 1} tokens (the model's limit is "
+                f"{self.max_length} positions). Received: max_length={max_length}"
+            )
+        return max_length
+
+    def generate_ids(
+        self,
+        prompt_ids,
+        uniforms=None,
+        max_length=None,
+        temperature=1.0,
+        top_k=None,
+        top_p=None,
+    ):
+        """Generated token ids for prompt ids: greedy search, or sampling with
+        the uniform numbers given.
+
+        Compiled on JAX and TensorFlow once per shape and setting (as
+        `Translator.generate_ids`). The padding, unknown and begin tokens are
+        never generated.
+
+        Args:
+            prompt_ids: int `(B, P)`, each row the begin token and the prompt's
+                tokens, right-padded with the pad id.
+            uniforms: optional float `(L, B)` in [0, 1): sample with these
+                numbers (`decoding.sampling.draw_uniforms`); None: greedy
+                search.
+            max_length: int, the most tokens generated (default: as many as
+                fit); with `uniforms`, their `L`.
+            temperature, top_k, top_p: the sampling settings (with `uniforms`).
+
+        Returns:
+            `(tokens, scores)` as NumPy arrays, `(B, L)` and `(B,)`.
+        """
+        owner = self._caller("generate_ids")
+        prompt_ids = np.asarray(prompt_ids, dtype="int32")
+        longest = max(int(np.max(np.sum(prompt_ids != self.pad_id, axis=1))), 1)
+        if uniforms is not None:
+            uniforms = np.asarray(uniforms, dtype="float32")  # (L, B)
+            max_length = max_length or int(uniforms.shape[0])
+        max_length = self._check_room(longest, max_length, owner)
+        if uniforms is None:
+            search = self._compiled(
+                ("greedy", max_length),
+                lambda: functools.partial(self._generate_fn, max_length=max_length),
+            )
+            tokens, scores = search(prompt_ids)
+        else:
+            settings = {"temperature": temperature, "top_k": top_k, "top_p": top_p}
+            search = self._compiled(
+                ("sample", max_length, temperature, top_k, top_p),
+                lambda: functools.partial(self._generate_fn, **settings),
+            )
+            tokens, scores = search(prompt_ids, uniforms)
+        return ops.convert_to_numpy(tokens), ops.convert_to_numpy(scores)
+
+    def _generate_fn(
         self,
         token_ids,
         uniforms=None,
@@ -368,13 +365,11 @@ class AttentiveLanguageModel(PresetMixin, keras.Model):
     ):
         """Prompts `(B, P)` -> `(tokens (B, L), scores (B,))`, as one graph.
 
-        Each row is the begin token and the prompt's tokens, right-padded with
-        the pad id. The prompts run through `next_logits` but their last token
-        (rows of different lengths step together; a row whose prompt has ended
-        keeps its state), then greedy search for `max_length` tokens
-        (`uniforms=None`) or `sample_with_uniforms` with the uniforms `(L, B)`.
-        The padding, unknown and begin tokens are never generated. keras.ops
-        only: `generate` compiles it, the exporter traces it.
+        The prompts run through `next_fn` but their last token (rows of
+        different lengths step together; a row whose prompt has ended keeps its
+        state), then greedy search for `max_length` tokens (`uniforms=None`) or
+        `sample_with_uniforms` with the uniforms `(L, B)`. keras.ops only:
+        `generate_ids` compiles it, `export_endpoints` traces it.
         """
         from keras_rnnattn.decoding import greedy_search
         from keras_rnnattn.decoding.sampling import sample_with_uniforms
@@ -385,7 +380,7 @@ class AttentiveLanguageModel(PresetMixin, keras.Model):
 
         def prefill(t, state):
             active = ops.less(t, lengths - 1)  # (B,)
-            _, stepped = self.next_logits(ops.take(token_ids, t, axis=1), state)
+            _, stepped = self.next_fn(ops.take(token_ids, t, axis=1), state)
             return keras.tree.map_structure(
                 functools.partial(_where_rows, active), stepped, state
             )
@@ -402,14 +397,21 @@ class AttentiveLanguageModel(PresetMixin, keras.Model):
             eos = int(self.tokenizer.eos_id)
         never = ops.convert_to_tensor(never)  # (V,): -1e9 on ids never generated
 
-        def next_fn(ids, state):
-            logits, state = self.next_logits(ids, state)
+        def allowed_next(ids, state):
+            logits, state = self.next_fn(ids, state)
             return ops.cast(logits, "float32") + never, state  # (B, V)
 
         if uniforms is None:
-            return greedy_search(next_fn, state, start_ids[:, 0], eos, max_length)
+            return greedy_search(allowed_next, state, start_ids[:, 0], eos, max_length)
         return sample_with_uniforms(
-            next_fn, state, start_ids[:, 0], eos, uniforms, temperature, top_k, top_p
+            allowed_next,
+            state,
+            start_ids[:, 0],
+            eos,
+            uniforms,
+            temperature,
+            top_k,
+            top_p,
         )
 
     def generate(
@@ -444,48 +446,24 @@ class AttentiveLanguageModel(PresetMixin, keras.Model):
             The prompt's tokens followed by the generated ones, decoded by the
             tokenizer (a string, or a list for a list of prompts).
         """
-        owner = "AttentiveLanguageModel.generate"
+        items, single, owner = self._read_texts(prompt, "generate")
         text_utils.require_tokenizer(self.tokenizer, owner)
-        items, single = text_utils.as_text_list(prompt, owner)
+        if not items:
+            return []
         bos = int(self.tokenizer.bos_id)
         eos = int(self.tokenizer.eos_id)
         prompts = [[bos] + [int(t) for t in self.tokenizer.encode(p)] for p in items]
-        longest = max(len(p) for p in prompts)
-        room = self.max_length - longest + 1
-        if room < 1:
-            raise ValueError(
-                f"{owner}: the prompt has {longest - 1} tokens but the model reads "
-                f"at most {self.max_length - 1} (max_length={self.max_length}, one "
-                "position is the begin token): shorten the prompt."
-            )
-        if max_length is None:
-            max_length = room
-        if not isinstance(max_length, int) or max_length < 1 or max_length > room:
-            raise ValueError(
-                f"{owner}: `max_length` must be an int in [1, {room}] for this "
-                f"prompt of {longest - 1} tokens (the model's limit is "
-                f"{self.max_length} positions). Received: max_length={max_length}"
-            )
+        max_length = self._check_room(max(map(len, prompts)), max_length, owner)
         ids = text_utils.pad(prompts, self.pad_id)  # (B, P)
         # Prompt columns rounded up to a multiple of 8: fewer shapes to compile.
         ids = np.pad(ids, ((0, 0), (0, -ids.shape[1] % 8)), constant_values=self.pad_id)
-        greedy = temperature == 0
-        key = ("generate", max_length, greedy, temperature, top_k, top_p)
-        # A plain dict outside Keras attribute tracking: compiled loops by setting.
-        cache = self.__dict__.setdefault("_generators", {})
-        if key not in cache:
-            options = {"max_length": max_length}
-            if not greedy:
-                options = {"temperature": temperature, "top_k": top_k, "top_p": top_p}
-            cache[key] = compiled(
-                self, functools.partial(self._continue_ids, **options)
-            )
-        if greedy:
-            tokens, _ = cache[key](ids)
+        if temperature == 0:
+            tokens, _ = self.generate_ids(ids, max_length=max_length)
         else:
             uniforms = draw_uniforms((max_length, len(prompts)), seed)  # (L, B)
-            tokens, _ = cache[key](ids, uniforms)
-        tokens = ops.convert_to_numpy(tokens)  # (B, max_length)
+            tokens, _ = self.generate_ids(
+                ids, uniforms, None, temperature, top_k, top_p
+            )
         out = []
         for p, row in zip(prompts, tokens):
             row = row.tolist()
@@ -493,3 +471,64 @@ class AttentiveLanguageModel(PresetMixin, keras.Model):
                 row = row[: row.index(eos)]
             out.append(self.tokenizer.decode(p[1:] + row))
         return out[0] if single else out
+
+    # --- Export -----------------------------------------------------------------
+    def check_export_options(self, options):
+        """`max_length` (the exported loops' length) defaults to, and may not
+        exceed, `max_length - 1` (one position is the begin token)."""
+        room = self.max_length - 1
+        if options["max_length"] is None:
+            options["max_length"] = room
+        if options["max_length"] > room:
+            raise ValueError(
+                f"`max_length` can be at most {room} for this language model "
+                f"(max_length={self.max_length} positions, one is the begin token). "
+                f"Received: max_length={options['max_length']}"
+            )
+        return options
+
+    def export_endpoints(self, options):
+        """`decode_step` (one token and the state to the logits and the next
+        state) and `sample` (prompt ids and uniform numbers to generated ids)."""
+        b, s = options["batch_size"], options["sequence_length"]
+        max_length = options["max_length"]
+        template = self.initial_state(1)
+
+        def decode_step(token_ids, **state):
+            logits, state = self.next_fn(
+                token_ids, unflatten_state("state", template, state)
+            )
+            return {
+                "logits": ops.cast(logits, "float32"),
+                **flatten_state("state", state),
+            }
+
+        def sample(token_ids, uniforms):
+            tokens, scores = self._generate_fn(
+                token_ids,
+                uniforms,
+                temperature=options["temperature"],
+                top_k=options["top_k"],
+                top_p=options["top_p"],
+            )
+            return {"tokens": tokens, "scores": scores}
+
+        return [
+            Endpoint(
+                "decode_step",
+                decode_step,
+                {"token_ids": ((b,), "int32"), **state_inputs("state", template, b)},
+                "token (B,) and state -> logits (B, V) and the next state",
+            ),
+            Endpoint(
+                "sample",
+                sample,
+                {
+                    "token_ids": ((b, s), "int32"),
+                    "uniforms": ((max_length, b), "float32"),
+                },
+                "prompt ids (B, P) starting with bos, right-padded with 0, and "
+                f"uniform numbers in [0, 1) (max_length={max_length}, B) -> "
+                "generated ids and their summed log-probabilities",
+            ),
+        ]

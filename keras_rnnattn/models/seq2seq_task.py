@@ -1,31 +1,24 @@
 """The sequence-to-sequence task: encoding, search, `translate` and plots, once."""
 
 import numbers
-from typing import NamedTuple
 
 import keras
 import numpy as np
 from keras import ops
 
-from keras_rnnattn.models import _apps_text as text_utils
-from keras_rnnattn.models._inference import compiled, no_grad
+from keras_rnnattn.models._inference import no_grad
 from keras_rnnattn.models._optimizers import InPlaceAdam
-from keras_rnnattn.models._seq2seq_parts import MaskedAccuracy, MaskedSparseCrossEntropy
+from keras_rnnattn.models.losses import MaskedAccuracy, MaskedSparseCrossEntropy
+from keras_rnnattn.models.task import (
+    Endpoint,
+    TextTask,
+    flatten_state,
+    state_inputs,
+    unflatten_state,
+)
 from keras_rnnattn.ops import device_scalar
-from keras_rnnattn.preset_mixin import PresetMixin
-
-
-class Endpoint(NamedTuple):
-    """One exported function: `export.py` turns `inputs` into tensor specs.
-
-    `fn` takes one positional argument per entry of `inputs`, in order, and
-    returns a dict of named tensors.
-    """
-
-    name: str  # the signature's name, e.g. "greedy"
-    fn: object  # tensors -> {output name: tensor}
-    inputs: dict  # {input name: (shape, dtype)}, None for a variable axis
-    description: str  # one line for export.json
+from keras_rnnattn.text import inputs as text_inputs
+from keras_rnnattn.text.serialization import as_tokenizer
 
 
 def _positive_int(name, value, allow_none=False):
@@ -36,79 +29,20 @@ def _positive_int(name, value, allow_none=False):
     return int(value)
 
 
-def _as_tokenizer(tokenizer, name):
-    if isinstance(tokenizer, dict):
-        tokenizer = text_utils.deserialize_tokenizer(tokenizer)
-    for attribute in ("encode", "decode", "get_config", "vocabulary_size"):
-        if not hasattr(tokenizer, attribute):
-            raise ValueError(
-                f"`{name}` must be a fitted tokenizer of keras_rnnattn.text (or its "
-                f"config). Received: {name}={tokenizer!r}"
-            )
-    tokenizer.vocabulary_size  # noqa: B018 (raises if the tokenizer is not fitted)
-    return tokenizer
-
-
-def _as_texts(texts, owner):
-    """A str (or UTF-8 bytes), or a list, tuple or 1-D array of them, as a list of str."""
-    if isinstance(texts, (str, bytes)):
-        items = [texts]
-    elif isinstance(texts, (list, tuple)) or (
-        isinstance(texts, np.ndarray) and texts.ndim == 1
-    ):
-        items = list(texts)
-    else:
-        raise ValueError(
-            f"{owner} takes a str or a list of str. "
-            f"Received: texts={str(texts)[:80]!r} of type {type(texts).__name__}"
-        )
-    out = []
-    for i, item in enumerate(items):
-        if isinstance(item, bytes):
-            try:
-                item = item.decode("utf-8")
-            except UnicodeDecodeError as error:
-                raise ValueError(
-                    f"Texts given as bytes must be UTF-8 ({error}): decode them "
-                    f"yourself or pass str. Received: texts[{i}]={item[:80]!r}"
-                ) from None
-        if not isinstance(item, str):
-            raise ValueError(
-                f"{owner} takes a str or a list of str. "
-                f"Received: texts[{i}]={str(item)[:80]!r} of type {type(item).__name__}"
-            )
-        out.append(str(item))
-    return out
-
-
-def _flatten(prefix, structure):
-    """`{"prefix_0": t, ...}` for a nested state, in `keras.tree.flatten` order."""
-    leaves = keras.tree.flatten(structure)
-    return {f"{prefix}_{i}": leaf for i, leaf in enumerate(leaves)}
-
-
-def _unflatten(prefix, template, flat):
-    leaves = [flat[f"{prefix}_{i}"] for i in range(len(keras.tree.flatten(template)))]
-    return keras.tree.pack_sequence_as(template, leaves)
-
-
-def _state_inputs(prefix, template, batch_size, length=None, longer=None):
-    """`{name: (shape, dtype)}` of a flattened state.
-
-    With `longer`, the same state for a longer source: axis 1 of the leaves
-    whose axis 1 differs between the two is the source length, `length`.
-    """
-    inputs = {}
-    others = None if longer is None else keras.tree.flatten(longer)
-    for i, (name, leaf) in enumerate(_flatten(prefix, template).items()):
-        shape = [batch_size] + list(leaf.shape[1:])
-        if others is not None and tuple(others[i].shape) != tuple(leaf.shape):
-            shape[1] = length
-        inputs[name] = (tuple(shape), keras.backend.standardize_dtype(leaf.dtype))
+def _memory_inputs(memory, longer, batch_size, length):
+    """`state_inputs` of the decoding memory, with `length` on axis 1 of the
+    tensors that depend on the source length: those whose axis 1 differs in
+    `longer`, the memory of a longer source."""
+    inputs = state_inputs("memory", memory, batch_size)
+    pairs = zip(keras.tree.flatten(memory), keras.tree.flatten(longer))
+    for name, (leaf, other) in zip(list(inputs), pairs):
+        if tuple(leaf.shape) != tuple(other.shape):
+            shape, dtype = inputs[name]
+            inputs[name] = ((batch_size, length) + shape[2:], dtype)
     return inputs
 
 
-class Seq2SeqTask(PresetMixin, keras.Model):
+class Seq2SeqTask(TextTask, keras.Model):
     """Base of the translators: text handling, search and plots over four hooks.
 
     A subclass is a model from source ids to target logits that implements:
@@ -125,9 +59,11 @@ class Seq2SeqTask(PresetMixin, keras.Model):
     - `has_attention`: bool property, whether the model attends (and so can
       return and plot alignments).
 
-    From these it gives `call`, `compile` defaults, checked `fit`/`evaluate`,
-    `encode_source`, `encode_pairs`, `search_fn`, `generate_ids`, `translate`,
-    `plot_attention` and `export_endpoints`.
+    From these it gives `call`, `compile` defaults, the sample checks of
+    `fit`/`evaluate`/`predict` (`preprocess_samples`), `encode_source`,
+    `encode_pairs`, `search_fn`, `generate_ids`, `translate`,
+    `plot_attention` and `export_endpoints`. Empty input follows `TextTask`:
+    `translate([])` returns `[]`; `fit`/`evaluate` with no samples raise.
 
     Args:
         source_tokenizer: a fitted tokenizer of `keras_rnnattn.text` (or its
@@ -157,8 +93,8 @@ class Seq2SeqTask(PresetMixin, keras.Model):
         **kwargs,
     ):
         super().__init__(**kwargs)
-        self.source_tokenizer = _as_tokenizer(source_tokenizer, "source_tokenizer")
-        self.target_tokenizer = _as_tokenizer(target_tokenizer, "target_tokenizer")
+        self.source_tokenizer = as_tokenizer(source_tokenizer, "source_tokenizer")
+        self.target_tokenizer = as_tokenizer(target_tokenizer, "target_tokenizer")
         self.max_source_length = _positive_int("max_source_length", max_source_length)
         self.max_target_length = _positive_int("max_target_length", max_target_length)
 
@@ -225,22 +161,31 @@ class Seq2SeqTask(PresetMixin, keras.Model):
             metrics = [MaskedAccuracy(pad_id=0)]
         super().compile(optimizer=optimizer, loss=loss, metrics=metrics, **kwargs)
 
-    def compile_from_config(self, config):
-        config = keras.saving.deserialize_keras_object(config)
-        self.compile(**config)
-        if self.built and getattr(self, "optimizer", None) is not None:
-            self.optimizer.build(self.trainable_variables)
-
     # Training data.
-    def _training_data(self, x, y, owner):
-        """Checks `fit`/`evaluate` data; one ValueError that names the fix."""
+    def preprocess_samples(self, x, y=None, owner=None, with_targets=True):
+        """Checks the token ids of `fit`/`evaluate`/`predict`.
+
+        Args:
+            x: `(source_ids, target_in_ids)`, each int `(N, length)`, from
+                `x, y = model.encode_pairs(source_texts, target_texts)`; or a
+                `tf.data.Dataset` of batches `((source_ids, target_in_ids),
+                target_out_ids)`, for example
+                `tf.data.Dataset.from_tensor_slices((x, y)).batch(32)`.
+            y: target_out_ids `(N, length)`; None with a dataset.
+            owner: str, the caller named in errors.
+            with_targets: bool, whether a dataset yields targets (always, here).
+
+        Returns:
+            `(x, y)`, checked; a ValueError that names the fix otherwise.
+        """
+        owner = owner or type(self).__name__
         fix = (
             "Pass `x, y = model.encode_pairs(source_texts, target_texts)`, then "
             "`fit(x, y)`"
         )
-        dataset = text_utils.as_dataset(x)
+        dataset = text_inputs.as_dataset(x)
         if dataset is not None:
-            x_spec, y_spec, _ = text_utils.dataset_parts(dataset, owner, True)
+            x_spec, y_spec, _ = text_inputs.dataset_parts(dataset, owner, True)
             if not isinstance(x_spec, tuple) or len(x_spec) != 2:
                 raise ValueError(
                     f"{owner}: the dataset must yield ((source_ids, target_in_ids), "
@@ -251,11 +196,11 @@ class Seq2SeqTask(PresetMixin, keras.Model):
             for spec, what in zip(
                 (*x_spec, y_spec), ("source ids", "target input ids", "target ids")
             ):
-                text_utils.check_ids_spec(spec, owner, what=what)
+                text_inputs.check_ids_spec(spec, owner, what=what)
             return x, y
         if not isinstance(x, (tuple, list, np.ndarray, str)):
             return x, y  # a keras.utils.PyDataset, a generator: Keras reads them
-        if text_utils.is_text(x):
+        if text_inputs.is_text(x):
             raise ValueError(
                 f"{owner} takes token ids, not texts. {fix}. Received: x={x[:2]!r}"
             )
@@ -275,52 +220,21 @@ class Seq2SeqTask(PresetMixin, keras.Model):
                 f"{owner}: x must be (source_ids, target_in_ids). {fix}. "
                 f"Received: x of type {type(x).__name__}"
             )
-        source = text_utils.check_token_ids(
+        source = text_inputs.check_token_ids(
             x[0], self.source_tokenizer.vocabulary_size, f"{owner} (source ids)"
         )
         target_size = self.target_tokenizer.vocabulary_size
-        target_in = text_utils.check_token_ids(
+        target_in = text_inputs.check_token_ids(
             x[1], target_size, f"{owner} (target input ids)"
         )
         if y is not None:
-            y = text_utils.check_token_ids(y, target_size, f"{owner} (target ids)")
+            y = text_inputs.check_token_ids(y, target_size, f"{owner} (target ids)")
             if np.shape(y) != np.shape(target_in):
                 raise ValueError(
                     f"{owner}: the target ids must have the target inputs' shape "
                     f"{np.shape(target_in)}. {fix}. Received shape {np.shape(y)}"
                 )
         return (source, target_in), y
-
-    def fit(self, x=None, y=None, *args, validation_data=None, **kwargs):
-        """`keras.Model.fit` on token ids, checked.
-
-        Args:
-            x: `(source_ids, target_in_ids)`, each int `(N, length)`, from
-                `x, y = model.encode_pairs(source_texts, target_texts)`; or a
-                `tf.data.Dataset` of batches `((source_ids, target_in_ids),
-                target_out_ids)`, all int `(batch, length)`, for example
-                `tf.data.Dataset.from_tensor_slices((x, y)).batch(32)`.
-            y: target_out_ids `(N, length)`; None with a dataset.
-            *args, validation_data, **kwargs: as `keras.Model.fit`.
-
-        Returns:
-            The `History` of `keras.Model.fit`.
-        """
-        x, y = self._training_data(x, y, f"{type(self).__name__}.fit")
-        if text_utils.as_dataset(validation_data) is not None:
-            self._training_data(validation_data, None, "validation_data")
-        elif isinstance(validation_data, (tuple, list)) and len(validation_data) in (
-            2,
-            3,
-        ):
-            vx, vy = self._training_data(*validation_data[:2], "validation_data")
-            validation_data = (vx, vy) + tuple(validation_data[2:])
-        return super().fit(x, y, *args, validation_data=validation_data, **kwargs)
-
-    def evaluate(self, x=None, y=None, *args, **kwargs):
-        """`keras.Model.evaluate` on token ids, checked as in `fit`."""
-        x, y = self._training_data(x, y, f"{type(self).__name__}.evaluate")
-        return super().evaluate(x, y, *args, **kwargs)
 
     # Text.
     def encode_source(self, texts, truncate=False):
@@ -493,12 +407,11 @@ class Seq2SeqTask(PresetMixin, keras.Model):
             max_length = min(self.max_target_length, 2 * source_ids.shape[1] + 10)
         max_length = _positive_int("max_length", max_length)
         key = (beam_size, max_length, per_row, tuple(sorted(beam_kwargs.items())))
-        # A plain dict outside Keras attribute tracking: compiled searches by setting.
-        cache = self.__dict__.setdefault("_generators", {})
-        if key not in cache:
-            search = self.search_fn(beam_size, max_length, per_row, **beam_kwargs)
-            cache[key] = compiled(self, search)
-        tokens, scores = cache[key](source_ids)
+        search = self._compiled(
+            ("search",) + key,
+            lambda: self.search_fn(beam_size, max_length, per_row, **beam_kwargs),
+        )
+        tokens, scores = search(source_ids)
         return ops.convert_to_numpy(tokens), ops.convert_to_numpy(scores)
 
     def translate(
@@ -539,8 +452,7 @@ class Seq2SeqTask(PresetMixin, keras.Model):
         """
         beam_size = _positive_int("beam_size", beam_size)
         max_length = _positive_int("max_length", max_length, allow_none=True)
-        single = isinstance(texts, (str, bytes))
-        texts = _as_texts(texts, f"{type(self).__name__}.translate")
+        texts, single, _ = self._read_texts(texts, "translate")
         if return_attention and not self.has_attention:
             raise ValueError(
                 "This model has no attention (attention='none'). "
@@ -635,6 +547,12 @@ class Seq2SeqTask(PresetMixin, keras.Model):
         )
 
     # Export.
+    def check_export_options(self, options):
+        """The export options with `max_length` defaulting to `max_target_length`."""
+        if options.get("max_length") is None:
+            options["max_length"] = self.max_target_length
+        return options
+
     def export_endpoints(self, options):
         """The functions `keras_rnnattn.export` writes for this model.
 
@@ -658,8 +576,8 @@ class Seq2SeqTask(PresetMixin, keras.Model):
         states, memory = probe["states"], probe["memory"]
         step_inputs = {
             "token_ids": ((b,), "int32"),
-            **_state_inputs("state", states, b),
-            **_state_inputs("memory", memory, b, s, longer),
+            **state_inputs("state", states, b),
+            **_memory_inputs(memory, longer, b, s),
         }
         # The penalties as `translate` passes them: the nonzero ones.
         penalties = {
@@ -677,18 +595,17 @@ class Seq2SeqTask(PresetMixin, keras.Model):
         def encode(source_ids):
             state = self.initial_state(source_ids)
             return {
-                **_flatten("state", state["states"]),
-                **_flatten("memory", state["memory"]),
+                **flatten_state("state", state["states"]),
+                **flatten_state("memory", state["memory"]),
             }
 
-        def decode_step(*tensors):
-            inputs = dict(zip(step_inputs, tensors))
+        def decode_step(**inputs):
             state = {
-                "states": _unflatten("state", states, inputs),
-                "memory": _unflatten("memory", memory, inputs),
+                "states": unflatten_state("state", states, inputs),
+                "memory": unflatten_state("memory", memory, inputs),
             }
             out = self.next_fn(inputs["token_ids"], state)
-            result = {"logits": out[0], **_flatten("state", out[1]["states"])}
+            result = {"logits": out[0], **flatten_state("state", out[1]["states"])}
             if len(out) == 3:
                 result["alignment"] = out[2]
             return result
@@ -734,6 +651,8 @@ class Seq2SeqTask(PresetMixin, keras.Model):
         config = super().get_config()
         config.update(
             {
+                # The dtype policy too, so a mixed-precision model stays one.
+                "dtype": keras.dtype_policies.serialize(self.dtype_policy),
                 "max_source_length": self.max_source_length,
                 "max_target_length": self.max_target_length,
             }

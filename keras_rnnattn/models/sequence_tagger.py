@@ -3,18 +3,13 @@
 import keras
 import numpy as np
 
+from keras_rnnattn.layers.masked_sequence import MaskedZeros
+from keras_rnnattn.layers.recurrent import recurrent_encoder
 from keras_rnnattn.layers.sequence_self_attention import SequenceSelfAttention
-from keras_rnnattn.models import _apps_text as text_utils
-from keras_rnnattn.models._apps_layers import (
-    MaskedZeros,
-    PaddingMask,
-    embedding_initializer,
-    recurrent_encoder,
-)
-from keras_rnnattn.preset_mixin import PresetMixin
+from keras_rnnattn.models.task import TextTask, embedding_and_mask
+from keras_rnnattn.text import inputs as text_utils
 
 ENCODERS = ("rnn", "cnn", "dense")
-CELLS = ("gru", "lstm")
 
 
 def _encoder(encoder, cell, units, bidirectional, kernel_size):
@@ -28,7 +23,7 @@ def _encoder(encoder, cell, units, bidirectional, kernel_size):
 
 
 @keras.saving.register_keras_serializable(package="keras_rnnattn")
-class SequenceTagger(PresetMixin, keras.Model):
+class SequenceTagger(TextTask, keras.Model):
     """Tags every token of a text from its encoder state and an attention context.
 
     1. token ids `(B, S)` -> Embedding -> an encoder gives h_1..h_S `(B, S, h)`:
@@ -103,51 +98,18 @@ class SequenceTagger(PresetMixin, keras.Model):
         max_length=None,
         **kwargs,
     ):
-        tokenizer = text_utils.deserialize_tokenizer(tokenizer)
-        if vocabulary_size is None:
-            if tokenizer is None:
-                raise ValueError(
-                    "SequenceTagger needs `vocabulary_size` or a `tokenizer`. "
-                    "Received: vocabulary_size=None, tokenizer=None"
-                )
-            vocabulary_size = int(tokenizer.vocabulary_size)
-        if tags is not None:
-            tags = [str(t) for t in tags]
-            if not tags or len(set(tags)) != len(tags):
-                raise ValueError(f"`tags` must be distinct strings. Received: {tags}")
-            if num_tags is not None and num_tags != len(tags):
-                raise ValueError(
-                    f"`num_tags` ({num_tags}) must equal len(tags) ({len(tags)}). "
-                    f"Received: tags={tags}"
-                )
-            num_tags = len(tags)
-        if not isinstance(num_tags, int) or num_tags < 2:
-            raise ValueError(
-                "SequenceTagger needs `num_tags` (an int >= 2) or `tags`. "
-                f"Received: num_tags={num_tags}"
-            )
-        if encoder not in ENCODERS:
-            raise ValueError(
-                f"`encoder` must be one of {ENCODERS}. Received: encoder={encoder!r}"
-            )
-        if cell not in CELLS:
-            raise ValueError(f"`cell` must be one of {CELLS}. Received: cell={cell!r}")
-        if max_length is not None and (
-            not isinstance(max_length, int) or max_length < 1
-        ):
-            raise ValueError(
-                f"`max_length` must be None or an int >= 1. Received: {max_length}"
-            )
-        pad_id = 0 if tokenizer is None else int(tokenizer.pad_id)
+        vocabulary = self._resolve_text(tokenizer, vocabulary_size, cell, max_length)
+        tokenizer, vocabulary_size, pad_id = vocabulary
+        tags, num_tags = self._resolve_names(
+            tags, num_tags, "tags", "num_tags", minimum=2
+        )
+        self._check_choice("encoder", encoder, ENCODERS)
 
         # === Layers ===
-        padding_mask = PaddingMask(pad_id, name="padding_mask")
-        token_embedding = keras.layers.Embedding(
-            vocabulary_size,
-            embedding_dim,
-            embeddings_initializer=embedding_initializer(),
-            name="token_embedding",
-        )
+        # The input block first: the weights files hold its layers' names.
+        token_ids, mask, x, token_embedding = embedding_and_mask(
+            vocabulary_size, embedding_dim, pad_id
+        )  # (B, S), (B, S), (B, S, embedding_dim)
         zero_padding = MaskedZeros(name="zero_padding")
         sequence_encoder = _encoder(encoder, cell, units, bidirectional, kernel_size)
         attention = SequenceSelfAttention(
@@ -161,9 +123,6 @@ class SequenceTagger(PresetMixin, keras.Model):
         )
 
         # === Functional model ===
-        token_ids = keras.Input(shape=(None,), dtype="int32", name="token_ids")
-        mask = padding_mask(token_ids)  # (B, S)
-        x = token_embedding(token_ids)  # (B, S, embedding_dim)
         x = zero_padding(x, mask=mask)  # padded steps are zeros for the CNN
         if encoder == "rnn" and bidirectional:
             hidden = sequence_encoder(x, mask=mask)  # (B, S, h)
@@ -181,84 +140,52 @@ class SequenceTagger(PresetMixin, keras.Model):
         self.sequence_encoder = sequence_encoder
         self.attention = attention
         self.output_dense = output_dense
-        # Kept out of Keras's tracking: the graph tensor of the attention weights.
-        object.__setattr__(self, "_attention_tensor", weights)
-        object.__setattr__(self, "_explainer", None)
+        self._set_attention_output(weights)
 
         # === Config ===
-        self.vocabulary_size = vocabulary_size
+        self._set_text_config(
+            vocabulary, embedding_dim, units, cell, dropout, max_length
+        )
         self.num_tags = num_tags
         self.tags = tags
-        self.tokenizer = tokenizer
-        self.embedding_dim = embedding_dim
-        self.units = units
         self.encoder = encoder
-        self.cell = cell
         self.bidirectional = bool(bidirectional)
         self.kernel_size = kernel_size
         self.score = score
         self.attention_units = attention_units
-        self.dropout = float(dropout)
-        self.max_length = max_length
 
     def get_config(self):
-        return {
-            "name": self.name,
-            "trainable": self.trainable,
-            "vocabulary_size": self.vocabulary_size,
-            "num_tags": self.num_tags,
-            "tags": self.tags,
-            "tokenizer": text_utils.serialize_tokenizer(self.tokenizer),
-            "embedding_dim": self.embedding_dim,
-            "units": self.units,
-            "encoder": self.encoder,
-            "cell": self.cell,
-            "bidirectional": self.bidirectional,
-            "kernel_size": self.kernel_size,
-            "score": self.score,
-            "attention_units": self.attention_units,
-            "dropout": self.dropout,
-            "max_length": self.max_length,
-        }
-
-    @classmethod
-    def from_config(cls, config):
-        return cls(**config)
-
-    def compile(self, optimizer="adam", loss="auto", metrics="auto", **kwargs):
-        """`keras.Model.compile` with defaults: sparse cross-entropy, accuracy.
-
-        Padded positions are masked out of both.
-        """
-        if loss == "auto":
-            loss = "sparse_categorical_crossentropy"
-        if metrics == "auto":
-            metrics = ["accuracy"]
-        super().compile(optimizer=optimizer, loss=loss, metrics=metrics, **kwargs)
-
-    def compile_from_config(self, config):
-        # The saved config holds the concrete loss and metrics `compile` chose.
-        config = keras.saving.deserialize_keras_object(config)
-        self.compile(**config)
-        if self.built:
-            self.optimizer.build(self.trainable_variables)
+        config = super().get_config()
+        config.update(
+            {
+                "num_tags": self.num_tags,
+                "tags": self.tags,
+                "encoder": self.encoder,
+                "bidirectional": self.bidirectional,
+                "kernel_size": self.kernel_size,
+                "score": self.score,
+                "attention_units": self.attention_units,
+            }
+        )
+        return config
 
     # --- Inputs: strings or checked ids --------------------------------------
-    def _encode(self, texts, owner):
-        items, single = text_utils.as_text_list(texts, owner)
-        encoded = text_utils.encode_texts(
-            self.tokenizer, items, owner, max_length=self.max_length, model=self
-        )
-        return items, encoded, single
+    def preprocess_samples(self, x, y=None, owner=None, with_targets=True):
+        """Token ids and tag ids for texts or ids and their tags.
 
-    def _prepare(self, x, y, owner, with_targets=True):
+        `x` is texts, token ids `(N, S)`, or a `tf.data.Dataset` of batches
+        `(ids, tag_ids)`, both int `(batch, length)` (call `.batch(n)` on an
+        unbatched one). `y` is one list of tag strings per text (one tag per
+        token), or tag ids `(N, S)`; None with a dataset.
+        """
         if text_utils.is_checked_id_dataset(x, owner, with_targets, "tag ids"):
             return x, y
         if y is not None:
             text_utils.check_label_batch(y, owner, what="tags")
         if text_utils.is_text(x):
-            _, encoded, _ = self._encode(x, owner)
-            ids = text_utils.pad(encoded, int(self.tokenizer.pad_id))
+            items, _ = text_utils.as_text_list(x, owner)
+            encoded = self._encode_texts(items, owner)
+            ids = text_utils.pad(encoded, self.pad_id)
             if y is not None:
                 y = self._tag_ids_for_texts(y, encoded, ids.shape[1], owner)
             return ids, y
@@ -312,47 +239,6 @@ class SequenceTagger(PresetMixin, keras.Model):
             )
         return array.astype("int32")
 
-    def fit(self, x=None, y=None, *args, validation_data=None, **kwargs):
-        """`keras.Model.fit` that also takes texts and lists of tag strings.
-
-        Args:
-            x: texts (a list of strings), token ids `(N, S)`, or a
-                `tf.data.Dataset` of batches `(ids, tag_ids)`, both int
-                `(batch, length)` (call `.batch(n)` on an unbatched one).
-            y: one list of tag strings per text (one tag per token), or tag ids
-                `(N, S)`; None with a dataset.
-            *args, validation_data, **kwargs: as `keras.Model.fit`.
-
-        Returns:
-            The `History` of `keras.Model.fit`.
-        """
-        x, y = self._prepare(x, y, "SequenceTagger.fit")
-        if text_utils.as_dataset(validation_data) is not None:
-            self._prepare(validation_data, None, "validation_data")
-        elif isinstance(validation_data, (tuple, list)) and len(validation_data) in (
-            2,
-            3,
-        ):
-            vx, vy = self._prepare(
-                validation_data[0], validation_data[1], "validation_data"
-            )
-            validation_data = (vx, vy) + tuple(validation_data[2:])
-        return super().fit(x, y, *args, validation_data=validation_data, **kwargs)
-
-    def evaluate(self, x=None, y=None, *args, **kwargs):
-        """`keras.Model.evaluate` that also takes texts and lists of tag strings."""
-        x, y = self._prepare(x, y, "SequenceTagger.evaluate")
-        return super().evaluate(x, y, *args, **kwargs)
-
-    def predict(self, x, *args, **kwargs):
-        """`keras.Model.predict` that also takes texts: `(N, S, num_tags)`.
-
-        `x` is texts, token ids `(N, S)` or a `tf.data.Dataset` of batches of
-        int ids `(batch, length)` (alone or with tag ids).
-        """
-        x, _ = self._prepare(x, None, "SequenceTagger.predict", with_targets=False)
-        return super().predict(x, *args, **kwargs)
-
     # --- Strings out -----------------------------------------------------------
     def tag(self, texts, batch_size=32):
         """Tags every token of each text.
@@ -363,12 +249,14 @@ class SequenceTagger(PresetMixin, keras.Model):
 
         Returns:
             For each text a list of `(token, tag)` pairs (tag strings, or tag ids
-            without `tags`); for a single string, its list.
+            without `tags`); for a single string, its list; for an empty
+            list, `[]`.
         """
-        owner = "SequenceTagger.tag"
-        items, encoded, single = self._encode(texts, owner)
-        ids = text_utils.pad(encoded, int(self.tokenizer.pad_id))
-        probs = super().predict(ids, batch_size=batch_size, verbose=0)
+        items, single, owner = self._read_texts(texts, "tag")
+        if not items:
+            return []
+        encoded, ids = self._encode_padded(items, owner)
+        probs = self.predict(ids, batch_size=batch_size, verbose=0)  # (N, S, T)
         predicted = np.argmax(probs, axis=-1)  # (N, S)
         names = self.tags or list(range(self.num_tags))
         out = []
@@ -387,15 +275,16 @@ class SequenceTagger(PresetMixin, keras.Model):
             batch_size: int.
 
         Returns:
-            For each text `(tokens, weights)`; for a single string, its pair.
+            For each text `(tokens, weights)`; for a single string, its pair;
+            for an empty list, `[]`.
         """
-        owner = "SequenceTagger.attention_weights"
-        items, encoded, single = self._encode(texts, owner)
-        ids = text_utils.pad(encoded, int(self.tokenizer.pad_id))
-        if self._explainer is None:
-            model = keras.Model(self.inputs, [self.outputs[0], self._attention_tensor])
-            object.__setattr__(self, "_explainer", model)
-        _, weights = self._explainer.predict(ids, batch_size=batch_size, verbose=0)
+        items, single, owner = self._read_texts(texts, "attention_weights")
+        if not items:
+            return []
+        encoded, ids = self._encode_padded(items, owner)
+        _, weights = self._attention_model().predict(
+            ids, batch_size=batch_size, verbose=0
+        )  # (N, S, S)
         out = []
         for text, seq, w in zip(items, encoded, weights):
             tokens = text_utils.token_strings(self.tokenizer, text, seq)

@@ -11,15 +11,12 @@ from keras_rnnattn.layers.attention_decoder import (
     AttentionDecoder,
     _run_rnn,
 )
+from keras_rnnattn.layers.plain_decoder import PlainDecoder
+from keras_rnnattn.layers.recurrent import gather_step, reverse_by_length
 from keras_rnnattn.layers.score_layers import score_layer
-from keras_rnnattn.models import _apps_text as text_utils
-from keras_rnnattn.models._seq2seq_parts import (
-    PlainDecoder,
-    gather_step,
-    reverse_by_length,
-)
 from keras_rnnattn.models.seq2seq_task import Seq2SeqTask, _positive_int
 from keras_rnnattn.ops import dense_2d, device_scalar
+from keras_rnnattn.text.serialization import serialize_tokenizer
 
 BRIDGES = ("dense", "zeros")
 TRANSLATOR_ATTENTIONS = ATTENTIONS + ("luong_location", "none")
@@ -35,14 +32,6 @@ def _scale_to_norm(x, norm, axis):
     """`x` scaled to L2 norm `norm` along `axis` (zero vectors stay zero)."""
     squares = ops.sum(ops.square(x), axis=axis, keepdims=True)
     return x * (norm * ops.rsqrt(ops.maximum(squares, 1e-12)))
-
-
-def _check_choice(name, value, choices):
-    if value not in choices:
-        raise ValueError(
-            f"`{name}` must be one of {choices}. Received: {name}={value!r}"
-        )
-    return value
 
 
 @keras.saving.register_keras_serializable(package="keras_rnnattn")
@@ -206,9 +195,10 @@ class Translator(Seq2SeqTask):
         self.units = _positive_int("units", units)
         self.encoder_units = _positive_int("encoder_units", encoder_units, True)
         self.encoder_layers = _positive_int("encoder_layers", encoder_layers)
-        self.cell = _check_choice("cell", cell, CELLS)
-        self.attention = _check_choice("attention", attention, TRANSLATOR_ATTENTIONS)
-        self.bridge = _check_choice("bridge", bridge, BRIDGES)
+        self._check_choice("cell", cell, CELLS)
+        self._check_choice("attention", attention, TRANSLATOR_ATTENTIONS)
+        self._check_choice("bridge", bridge, BRIDGES)
+        self.cell, self.attention, self.bridge = cell, attention, bridge
         for arg, value in (("dropout", dropout), ("word_dropout", word_dropout)):
             if not 0.0 <= float(value) < 1.0:
                 raise ValueError(f"`{arg}` must be in [0, 1). Received: {arg}={value}")
@@ -583,7 +573,7 @@ class Translator(Seq2SeqTask):
     def get_config(self):
         config = super().get_config()  # with max_source_length, max_target_length
         for side in ("source_tokenizer", "target_tokenizer"):
-            config[side] = text_utils.serialize_tokenizer(getattr(self, side))
+            config[side] = serialize_tokenizer(getattr(self, side))
         config.update({name: getattr(self, name) for name in _CONFIG_NAMES})
         return config
 

@@ -3,8 +3,8 @@ import numpy as np
 import pytest
 from keras import ops
 
-from keras_rnnattn.models import _apps_layers
-from keras_rnnattn.models._apps_layers import Bidirectional as RightPadded
+from keras_rnnattn.layers import recurrent
+from keras_rnnattn.layers.recurrent import Bidirectional as RightPadded
 from tests.reliability.gradients import loss_and_gradients
 
 B, S, D, UNITS = 4, 6, 5, 3
@@ -18,7 +18,7 @@ TARGET = rng.normal(size=(B, S, 2 * UNITS)).astype("float32")
 @pytest.fixture(autouse=True)
 def unmasked(monkeypatch):
     """The unmasked path on every backend (by default only torch takes it)."""
-    monkeypatch.setattr(_apps_layers, "_own_rnn_kernels", lambda: True)
+    monkeypatch.setattr(recurrent, "_own_rnn_kernels", lambda: True)
 
 
 def pair(layer_cls):
@@ -95,7 +95,7 @@ def test_gru_and_lstm_match_keras_layers(cell):
     # where `_own_rnn_kernels` holds) against Keras's layer with the same weights.
     stock_cls = keras.layers.GRU if cell == "gru" else keras.layers.LSTM
     stock = stock_cls(UNITS, return_sequences=True)
-    ours = _apps_layers.recurrent_layer(cell, UNITS, name="rnn")
+    ours = recurrent.recurrent_layer(cell, UNITS, name="rnn")
     assert isinstance(ours, stock_cls)
     stock.build((None, None, D))
     ours.build((None, None, D))

@@ -180,7 +180,7 @@ def test_continuation_graph_without_a_tokenizer():
     lm = AttentiveLanguageModel(vocabulary_size=VOCAB, units=8, max_length=16)
     ids = np.array([[BOS, 5, 9, 0], [BOS, 0, 0, 0]], "int32")  # (B, P), padded
     uniforms = np.random.default_rng(0).random((6, 2)).astype("float32")
-    tokens, _ = lm._continue_ids(ids, uniforms)
+    tokens, _ = lm.generate_ids(ids, uniforms)
     tokens = ops.convert_to_numpy(tokens)  # (2, 6)
     never = np.zeros((VOCAB,), "float32")
     never[0] = -1e9
@@ -207,13 +207,13 @@ def test_continuation_graph_without_a_tokenizer():
 def test_generation_is_compiled_once_per_setting(monkeypatch):
     lm = char_model()
     calls = []
-    next_logits = lm.next_logits
+    next_logits = lm.next_fn
 
     def counting(*args, **kwargs):
         calls.append(1)
         return next_logits(*args, **kwargs)
 
-    monkeypatch.setattr(lm, "next_logits", counting)
+    monkeypatch.setattr(lm, "next_fn", counting)
     lm.generate(["the", "a c"], max_length=12, seed=1)
     traced = len(calls)
     assert traced > 0
@@ -273,13 +273,13 @@ def test_generation_records_no_autograd_graph(monkeypatch):
 
     lm = char_model()
     seen = []
-    next_logits = lm.next_logits
+    next_logits = lm.next_fn
 
     def recording(*args, **kwargs):
         seen.append(torch.is_grad_enabled())
         return next_logits(*args, **kwargs)
 
-    monkeypatch.setattr(lm, "next_logits", recording)
+    monkeypatch.setattr(lm, "next_fn", recording)
     lm.generate(["the", ""], max_length=5, temperature=0)
     lm.generate("a", max_length=5, seed=3)
     assert seen and not any(seen)

@@ -10,7 +10,7 @@ import pytest
 from keras import ops
 
 from keras_rnnattn.models import AttentionClassifier, Translator
-from keras_rnnattn.models._seq2seq_parts import MaskedSparseCrossEntropy
+from keras_rnnattn.models.losses import MaskedSparseCrossEntropy
 from keras_rnnattn.text import CharTokenizer
 from tests.reliability.gradients import loss_and_gradients, to_numpy
 

@@ -1,66 +1,9 @@
-"""Text, label and token-id handling shared by the application models."""
+"""Texts, labels and token ids as the application models read them (NumPy only)."""
 
-import importlib
 import sys
 import warnings
 
-import keras
 import numpy as np
-
-
-def serialize_tokenizer(tokenizer):
-    """A tokenizer as plain JSON-able data: `{"class_name", "config"}`, or None."""
-    if tokenizer is None or isinstance(tokenizer, dict):
-        return tokenizer
-    return {"class_name": type(tokenizer).__name__, "config": tokenizer.get_config()}
-
-
-def deserialize_tokenizer(tokenizer):
-    """Rebuilds a tokenizer from `serialize_tokenizer`'s data (or passes one through).
-
-    Only tokenizer classes of `keras_rnnattn.text`, or classes registered with
-    `keras.saving.register_keras_serializable`, are accepted: a config never
-    names arbitrary code to import. A config that does not rebuild a working
-    tokenizer (another class, missing or wrong fields) raises a ValueError.
-    """
-    if tokenizer is None or not isinstance(tokenizer, dict):
-        return tokenizer
-    name = tokenizer.get("class_name")
-    cls = None
-    if isinstance(name, str):
-        text = importlib.import_module("keras_rnnattn.text")
-        cls = getattr(text, name, None)
-        if not (isinstance(cls, type) and issubclass(cls, text.Tokenizer)):
-            cls = None
-        if cls is text.Tokenizer:  # the abstract base: it cannot split text
-            cls = None
-        if cls is None:
-            cls = keras.saving.get_registered_object(name)
-    if not isinstance(cls, type) or not hasattr(cls, "from_config"):
-        raise ValueError(
-            "Unknown tokenizer class: it must be a tokenizer class of "
-            "keras_rnnattn.text or one registered with "
-            f"keras.saving.register_keras_serializable. Received: class_name={name!r}"
-        )
-    try:
-        result = cls.from_config(tokenizer.get("config"))
-    except (TypeError, KeyError, AttributeError) as error:
-        raise ValueError(
-            f"The tokenizer config does not rebuild a {name} ({error}): the config "
-            "is damaged or was edited; save the model again. "
-            f"Received: class_name={name!r}"
-        ) from None
-    missing = [
-        attribute
-        for attribute in ("encode", "decode", "tokenize", "get_config", "pad_id")
-        if not hasattr(result, attribute)
-    ]
-    if missing:
-        raise ValueError(
-            f"{name} is not a tokenizer: it has no {', '.join(missing)}. "
-            f"Received: class_name={name!r}"
-        )
-    return result
 
 
 def is_text(x):
@@ -78,8 +21,26 @@ def _all_str(items):
     return all(isinstance(item, (str, bytes)) for item in items)
 
 
-def as_text_list(texts, owner):
-    """A string or a batch of strings as a list of `str`, and whether it was one."""
+def as_text_list(texts, owner, allow_empty=False):
+    """A string or a batch of strings as a list of `str`, and whether it was one.
+
+    Args:
+        texts: a string (or UTF-8 bytes), or a list, tuple or 1-D array of them.
+        owner: the caller, named in errors (`"AttentionClassifier.classify"`).
+        allow_empty: bool, whether an empty batch is returned as `[]` rather
+            than refused.
+
+    Returns:
+        `(items, single)`: the texts as a list of `str`, and whether `texts`
+        was one string.
+
+    Example:
+
+    >>> as_text_list(["a b", b"c"], "demo")
+    (['a b', 'c'], False)
+    >>> as_text_list([], "demo", allow_empty=True)
+    ([], False)
+    """
     single = isinstance(texts, (str, bytes))
     items = [texts] if single else list(np.asarray(texts, dtype=object).ravel())
     if isinstance(texts, np.ndarray) and texts.ndim != 1:
@@ -102,7 +63,7 @@ def as_text_list(texts, owner):
                 f"{owner}: texts must be strings. Received: texts[{i}]={item!r}"
             )
         out.append(item)
-    if not out:
+    if not out and not allow_empty:
         raise ValueError(f"{owner}: received an empty batch of texts (no strings).")
     return out, single
 
