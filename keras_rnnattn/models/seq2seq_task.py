@@ -8,14 +8,9 @@ from keras import ops
 
 from keras_rnnattn.models._inference import no_grad
 from keras_rnnattn.models._optimizers import InPlaceAdam
+from keras_rnnattn.models._seq2seq_export import seq2seq_endpoints
 from keras_rnnattn.models.losses import MaskedAccuracy, MaskedSparseCrossEntropy
-from keras_rnnattn.models.task import (
-    Endpoint,
-    TextTask,
-    flatten_state,
-    state_inputs,
-    unflatten_state,
-)
+from keras_rnnattn.models.task import TextTask
 from keras_rnnattn.ops import device_scalar
 from keras_rnnattn.text import inputs as text_inputs
 from keras_rnnattn.text.serialization import as_tokenizer
@@ -27,19 +22,6 @@ def _positive_int(name, value, allow_none=False):
     if not isinstance(value, numbers.Integral) or isinstance(value, bool) or value < 1:
         raise ValueError(f"`{name}` must be an int >= 1. Received: {name}={value!r}")
     return int(value)
-
-
-def _memory_inputs(memory, longer, batch_size, length):
-    """`state_inputs` of the decoding memory, with `length` on axis 1 of the
-    tensors that depend on the source length: those whose axis 1 differs in
-    `longer`, the memory of a longer source."""
-    inputs = state_inputs("memory", memory, batch_size)
-    pairs = zip(keras.tree.flatten(memory), keras.tree.flatten(longer))
-    for name, (leaf, other) in zip(list(inputs), pairs):
-        if tuple(leaf.shape) != tuple(other.shape):
-            shape, dtype = inputs[name]
-            inputs[name] = ((batch_size, length) + shape[2:], dtype)
-    return inputs
 
 
 class Seq2SeqTask(TextTask, keras.Model):
@@ -569,82 +551,7 @@ class Seq2SeqTask(TextTask, keras.Model):
         Returns:
             A list of `Endpoint`s.
         """
-        b, s = options["batch_size"], options["sequence_length"]
-        max_length = options["max_length"] or self.max_target_length
-        probe = self.initial_state(np.ones((1, 2), "int32"))
-        longer = self.initial_state(np.ones((1, 3), "int32"))["memory"]
-        states, memory = probe["states"], probe["memory"]
-        step_inputs = {
-            "token_ids": ((b,), "int32"),
-            **state_inputs("state", states, b),
-            **_memory_inputs(memory, longer, b, s),
-        }
-        # The penalties as `translate` passes them: the nonzero ones.
-        penalties = {
-            name: options[name]
-            for name in ("length_penalty", "coverage_penalty")
-            if options[name]
-        }
-        searches = {
-            "greedy": self.search_fn(1, max_length),
-            "beam_search": self.search_fn(
-                options["beam_size"], max_length, **penalties
-            ),
-        }
-
-        def encode(source_ids):
-            state = self.initial_state(source_ids)
-            return {
-                **flatten_state("state", state["states"]),
-                **flatten_state("memory", state["memory"]),
-            }
-
-        def decode_step(**inputs):
-            state = {
-                "states": unflatten_state("state", states, inputs),
-                "memory": unflatten_state("memory", memory, inputs),
-            }
-            out = self.next_fn(inputs["token_ids"], state)
-            result = {"logits": out[0], **flatten_state("state", out[1]["states"])}
-            if len(out) == 3:
-                result["alignment"] = out[2]
-            return result
-
-        def searcher(name):
-            def search(source_ids):
-                tokens, scores = searches[name](source_ids)
-                return {"tokens": ops.cast(tokens, "int32"), "scores": scores}
-
-            return search
-
-        source = {"source_ids": ((b, s), "int32")}
-        outputs = f"tokens (B, {max_length}), scores (B,)"
-        return [
-            Endpoint(
-                "encode", encode, source, "source ids (B, S) -> state_*, memory_*"
-            ),
-            Endpoint(
-                "decode_step",
-                decode_step,
-                step_inputs,
-                "previous token (B,), state_*, memory_* -> logits (B, V), the next "
-                "state_*, alignment (B, S)",
-            ),
-            Endpoint(
-                "greedy",
-                searcher("greedy"),
-                source,
-                f"source ids (B, S) -> {outputs}",
-            ),
-            Endpoint(
-                "beam_search",
-                searcher("beam_search"),
-                source,
-                f"source ids (B, S) -> the best of {options['beam_size']} beams "
-                f"(length penalty {options['length_penalty']:g}, coverage penalty "
-                f"{options['coverage_penalty']:g}): {outputs}",
-            ),
-        ]
+        return seq2seq_endpoints(self, options)
 
     # Saving.
     def get_config(self):
