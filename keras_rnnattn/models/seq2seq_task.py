@@ -29,8 +29,10 @@ class Seq2SeqTask(TextTask, keras.Model):
 
     A subclass is a model from source ids to target logits that implements:
 
-    - `forward(source_ids, target_in_ids, training=None)`: teacher forcing,
-      `(logits (B, T, V) float32, alignments (B, T, S) or None)`.
+    - `forward_pass(source_ids, target_in_ids, training=None)`: teacher
+      forcing, `(logits (B, T, V) float32, alignments (B, T, S) or None)`.
+      (Not `forward`: on torch every Keras layer is a `torch.nn.Module`,
+      whose `__call__` runs `forward`.)
     - `initial_state(source_ids)`: the decoding state of source ids `(B, S)`,
       a dict `{"states": ..., "memory": ...}` of nested tensors with the
       batch on axis 0; `next_fn` returns "memory" as it received it, and
@@ -81,9 +83,11 @@ class Seq2SeqTask(TextTask, keras.Model):
         self.max_target_length = _positive_int("max_target_length", max_target_length)
 
     # The hooks.
-    def forward(self, source_ids, target_in_ids, training=None):
+    def forward_pass(self, source_ids, target_in_ids, training=None):
         """Teacher forcing: `(logits (B, T, V) float32, alignments or None)`."""
-        raise NotImplementedError(f"{type(self).__name__} must implement `forward`.")
+        raise NotImplementedError(
+            f"{type(self).__name__} must implement `forward_pass`."
+        )
 
     def initial_state(self, source_ids):
         """The decoding state for `next_fn`: `{"states": ..., "memory": ...}`."""
@@ -97,14 +101,14 @@ class Seq2SeqTask(TextTask, keras.Model):
 
     @property
     def has_attention(self):
-        """Whether `next_fn` and `forward` give alignments."""
+        """Whether `next_fn` and `forward_pass` give alignments."""
         raise NotImplementedError(
             f"{type(self).__name__} must implement `has_attention`."
         )
 
     def _forward(self, source_ids, target_in_ids, training=None):
-        # The name `forward` had before it was a public hook.
-        return self.forward(source_ids, target_in_ids, training=training)
+        # The name `forward_pass` had before it was a public hook.
+        return self.forward_pass(source_ids, target_in_ids, training=training)
 
     # Keras.
     def call(self, inputs, training=None):
@@ -113,7 +117,7 @@ class Seq2SeqTask(TextTask, keras.Model):
                 f"{type(self).__name__} takes `(source_ids, target_in_ids)`. "
                 f"Received: inputs={type(inputs).__name__}"
             )
-        return self.forward(inputs[0], inputs[1], training=training)[0]
+        return self.forward_pass(inputs[0], inputs[1], training=training)[0]
 
     def compute_output_shape(self, input_shape):
         return tuple(input_shape[1][:2]) + (self.target_tokenizer.vocabulary_size,)
@@ -155,7 +159,8 @@ class Seq2SeqTask(TextTask, keras.Model):
                 `tf.data.Dataset.from_tensor_slices((x, y)).batch(32)`.
             y: target_out_ids `(N, length)`; None with a dataset.
             owner: str, the caller named in errors.
-            with_targets: bool, whether a dataset yields targets (always, here).
+            with_targets: bool, False for `predict`, whose dataset is not
+                checked.
 
         Returns:
             `(x, y)`, checked; a ValueError that names the fix otherwise.
@@ -166,6 +171,8 @@ class Seq2SeqTask(TextTask, keras.Model):
             "`fit(x, y)`"
         )
         dataset = text_inputs.as_dataset(x)
+        if dataset is not None and not with_targets:
+            return x, y  # `predict`: its elements may or may not hold targets
         if dataset is not None:
             x_spec, y_spec, _ = text_inputs.dataset_parts(dataset, owner, True)
             if not isinstance(x_spec, tuple) or len(x_spec) != 2:
@@ -491,7 +498,7 @@ class Seq2SeqTask(TextTask, keras.Model):
         bos = np.full((tokens.shape[0], 1), self.target_tokenizer.bos_id, "int32")
         target_in = np.concatenate([bos, tokens[:, :-1]], axis=1).astype("int32")
         with no_grad():
-            _, alignments = self.forward(source, target_in, training=False)
+            _, alignments = self.forward_pass(source, target_in, training=False)
         return ops.convert_to_numpy(ops.cast(alignments, "float32"))
 
     def plot_attention(

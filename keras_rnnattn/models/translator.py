@@ -114,7 +114,7 @@ class Translator(Seq2SeqTask):
             length `encode_pairs` truncates targets to.
         **kwargs: base `keras.Model` arguments (`name`, `dtype`).
 
-    It implements the hooks of `Seq2SeqTask` (`forward`, `initial_state`,
+    It implements the hooks of `Seq2SeqTask` (`forward_pass`, `initial_state`,
     `next_fn`, `has_attention`), which gives it `translate`, `generate_ids`,
     `plot_attention`, `encode_pairs`, checked `fit`/`evaluate` and its export
     endpoints.
@@ -480,7 +480,7 @@ class Translator(Seq2SeqTask):
         h = self.lexical_dense(f) + f  # tanh(W f) + f
         return ops.concatenate([outputs, ops.cast(h, outputs.dtype)], axis=-1)
 
-    def forward(self, source_ids, target_in_ids, training=None):
+    def forward_pass(self, source_ids, target_in_ids, training=None):
         """Teacher forcing: the hook `Seq2SeqTask` builds `call` on.
 
         Args:

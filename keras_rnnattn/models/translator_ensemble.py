@@ -39,7 +39,7 @@ class TranslatorEnsemble(Translator):
     example the same recipe trained from other random seeds.
 
     It is a `Translator` that implements the hooks of `Seq2SeqTask` over its
-    members through their public hooks (`forward`, `initial_state`,
+    members through their public hooks (`forward_pass`, `initial_state`,
     `next_fn`, `has_attention`): `translate`, `plot_attention`,
     `generate_ids`, `next_fn` / `initial_state` (for
     `keras_rnnattn.decoding`), `encode_pairs`, `call` (log-probabilities as
@@ -146,7 +146,7 @@ class TranslatorEnsemble(Translator):
         """Whether the members attend (they all do, or none does)."""
         return self.members[0].has_attention
 
-    def forward(self, source_ids, target_in_ids, training=None):
+    def forward_pass(self, source_ids, target_in_ids, training=None):
         """Teacher forcing through every member.
 
         Returns:
@@ -156,7 +156,7 @@ class TranslatorEnsemble(Translator):
         """
         log_probs, alignments = [], []
         for member in self.members:
-            logits, alignment = member.forward(
+            logits, alignment = member.forward_pass(
                 source_ids, target_in_ids, training=training
             )
             log_probs.append(ops.log_softmax(logits, axis=-1))  # (B, T, V)

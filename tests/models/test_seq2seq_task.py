@@ -46,7 +46,7 @@ class Bigram(Seq2SeqTask):
     def has_attention(self):
         return False
 
-    def forward(self, source_ids, target_in_ids, training=None):
+    def forward_pass(self, source_ids, target_in_ids, training=None):
         return ops.take(self.table, ops.cast(target_in_ids, "int32"), axis=0), None
 
     def initial_state(self, source_ids):
@@ -119,8 +119,8 @@ def test_ensemble_implements_the_hooks_over_its_members():
     assert ensemble.has_attention and isinstance(ensemble, (Translator, Seq2SeqTask))
     assert not hasattr(ensemble, "attention")
     (source, target_in), _ = ensemble.encode_pairs(["xy", "a"], ["ab", "b"])
-    logits, alignments = ensemble.forward(source, target_in)
-    outs = [m.forward(source, target_in) for m in members]
+    logits, alignments = ensemble.forward_pass(source, target_in)
+    outs = [m.forward_pass(source, target_in) for m in members]
     probs = np.mean([ops.convert_to_numpy(ops.softmax(o[0])) for o in outs], axis=0)
     np.testing.assert_allclose(np.exp(ops.convert_to_numpy(logits)), probs, atol=1e-5)
     mean = np.mean([ops.convert_to_numpy(o[1]) for o in outs], axis=0)
