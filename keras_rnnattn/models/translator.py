@@ -576,7 +576,3 @@ class Translator(Seq2SeqTask):
             config[side] = serialize_tokenizer(getattr(self, side))
         config.update({name: getattr(self, name) for name in _CONFIG_NAMES})
         return config
-
-    @classmethod
-    def from_config(cls, config):
-        return cls(**config)

@@ -224,7 +224,3 @@ class TranslatorEnsemble(Translator):
             keras.saving.serialize_keras_object(m) for m in self.members
         ]
         return config
-
-    @classmethod
-    def from_config(cls, config):
-        return cls(**config)
