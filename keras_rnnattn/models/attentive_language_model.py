@@ -333,11 +333,16 @@ class AttentiveLanguageModel(TextTask, keras.Model):
             `(tokens, scores)` as NumPy arrays, `(B, L)` and `(B,)`.
         """
         owner = self._caller("generate_ids")
-        prompt_ids = np.asarray(prompt_ids, dtype="int32")
+        prompt_ids = text_utils.check_token_ids(prompt_ids, self.vocabulary_size, owner)
         longest = max(int(np.max(np.sum(prompt_ids != self.pad_id, axis=1))), 1)
         if uniforms is not None:
             uniforms = np.asarray(uniforms, dtype="float32")  # (L, B)
-            max_length = max_length or int(uniforms.shape[0])
+            if max_length not in (None, uniforms.shape[0]):
+                raise ValueError(
+                    f"{owner}: with `uniforms`, `max_length` is their length "
+                    f"{uniforms.shape[0]} (or None). Received: max_length={max_length}"
+                )
+            max_length = int(uniforms.shape[0])
         max_length = self._check_room(longest, max_length, owner)
         if uniforms is None:
             search = self._compiled(

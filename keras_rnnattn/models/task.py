@@ -125,10 +125,14 @@ class TextTask(PresetMixin):
     - `export_endpoints`, what `keras_rnnattn.export` serves (by default
       `serving_default`, token ids to probabilities), and
       `check_export_options`;
-    - construction helpers (`_resolve_vocabulary`, `_resolve_names`,
-      `_check_choice`, `_check_max_length`) and, once built, the attention
-      read-out (`_attention_model`) and a cache of compiled functions
-      (`_compiled`).
+    - construction helpers: before `super().__init__`, `_resolve_vocabulary`
+      (or `_resolve_text`, which also checks `cell` and `max_length`),
+      `_resolve_names`, `_check_choice`, `_check_max_length` and the function
+      `embedding_and_mask`; after it, `_set_text_config` and
+      `_set_attention_output`;
+    - for the methods: `_read_texts` and `_encode_padded` (texts in), the
+      attention read-out `_attention_model` and a cache of compiled functions
+      `_compiled`.
 
     Empty input: the string-level methods (`classify`, `tag`, `explain`,
     `generate`, ...) return empty results for an empty list of texts (read it
