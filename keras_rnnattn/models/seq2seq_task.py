@@ -16,14 +16,6 @@ from keras_rnnattn.text import inputs as text_inputs
 from keras_rnnattn.text.serialization import as_tokenizer
 
 
-def _positive_int(name, value, allow_none=False):
-    if value is None and allow_none:
-        return None
-    if not isinstance(value, numbers.Integral) or isinstance(value, bool) or value < 1:
-        raise ValueError(f"`{name}` must be an int >= 1. Received: {name}={value!r}")
-    return int(value)
-
-
 class Seq2SeqTask(TextTask, keras.Model):
     """Base of the translators: text handling, search and plots over four hooks.
 
@@ -79,8 +71,27 @@ class Seq2SeqTask(TextTask, keras.Model):
         super().__init__(**kwargs)
         self.source_tokenizer = as_tokenizer(source_tokenizer, "source_tokenizer")
         self.target_tokenizer = as_tokenizer(target_tokenizer, "target_tokenizer")
-        self.max_source_length = _positive_int("max_source_length", max_source_length)
-        self.max_target_length = _positive_int("max_target_length", max_target_length)
+        self.max_source_length = self._positive_int(
+            "max_source_length", max_source_length
+        )
+        self.max_target_length = self._positive_int(
+            "max_target_length", max_target_length
+        )
+
+    @staticmethod
+    def _positive_int(name, value, allow_none=False):
+        """`value` as an int >= 1 (or None where allowed); a ValueError names it."""
+        if value is None and allow_none:
+            return None
+        if (
+            not isinstance(value, numbers.Integral)
+            or isinstance(value, bool)
+            or value < 1
+        ):
+            raise ValueError(
+                f"`{name}` must be an int >= 1. Received: {name}={value!r}"
+            )
+        return int(value)
 
     # The hooks.
     def forward_pass(self, source_ids, target_in_ids, training=None):
@@ -340,8 +351,10 @@ class Seq2SeqTask(TextTask, keras.Model):
         """
         from keras_rnnattn.decoding import beam_search, greedy_search
 
-        beam_size = _positive_int("beam_size", beam_size)
-        max_length = _positive_int("max_length", max_length or self.max_target_length)
+        beam_size = self._positive_int("beam_size", beam_size)
+        max_length = self._positive_int(
+            "max_length", max_length or self.max_target_length
+        )
         bos, eos = self.target_tokenizer.bos_id, self.target_tokenizer.eos_id
         next_fn = self._next_fn_with_row_limits if per_row else self.next_fn
 
@@ -389,12 +402,12 @@ class Seq2SeqTask(TextTask, keras.Model):
             greedy and for beam search with one returned sequence, else
             `(B, n, max_length)` and `(B, n)`.
         """
-        beam_size = _positive_int("beam_size", beam_size)
+        beam_size = self._positive_int("beam_size", beam_size)
         source_ids = np.asarray(source_ids, dtype="int32")
         per_row = max_length is None
         if per_row:
             max_length = min(self.max_target_length, 2 * source_ids.shape[1] + 10)
-        max_length = _positive_int("max_length", max_length)
+        max_length = self._positive_int("max_length", max_length)
         key = (beam_size, max_length, per_row, tuple(sorted(beam_kwargs.items())))
         search = self._compiled(
             ("search",) + key,
@@ -439,8 +452,8 @@ class Seq2SeqTask(TextTask, keras.Model):
             (both ending with the end token) and `"weights"`, a float array
             `(len(output_tokens), len(source_tokens))`.
         """
-        beam_size = _positive_int("beam_size", beam_size)
-        max_length = _positive_int("max_length", max_length, allow_none=True)
+        beam_size = self._positive_int("beam_size", beam_size)
+        max_length = self._positive_int("max_length", max_length, allow_none=True)
         texts, single, _ = self._read_texts(texts, "translate")
         if return_attention and not self.has_attention:
             raise ValueError(

@@ -14,7 +14,7 @@ from keras_rnnattn.layers.attention_decoder import (
 from keras_rnnattn.layers.plain_decoder import PlainDecoder
 from keras_rnnattn.layers.recurrent import gather_step, reverse_by_length
 from keras_rnnattn.layers.score_layers import score_layer
-from keras_rnnattn.models.seq2seq_task import Seq2SeqTask, _positive_int
+from keras_rnnattn.models.seq2seq_task import Seq2SeqTask
 from keras_rnnattn.ops import dense_2d, device_scalar
 from keras_rnnattn.text.serialization import serialize_tokenizer
 
@@ -191,10 +191,10 @@ class Translator(Seq2SeqTask):
             **kwargs,
         )
         # === Config ===
-        self.embedding_dim = _positive_int("embedding_dim", embedding_dim)
-        self.units = _positive_int("units", units)
-        self.encoder_units = _positive_int("encoder_units", encoder_units, True)
-        self.encoder_layers = _positive_int("encoder_layers", encoder_layers)
+        self.embedding_dim = self._positive_int("embedding_dim", embedding_dim)
+        self.units = self._positive_int("units", units)
+        self.encoder_units = self._positive_int("encoder_units", encoder_units, True)
+        self.encoder_layers = self._positive_int("encoder_layers", encoder_layers)
         self._check_choice("cell", cell, CELLS)
         self._check_choice("attention", attention, TRANSLATOR_ATTENTIONS)
         self._check_choice("bridge", bridge, BRIDGES)
