@@ -258,12 +258,8 @@ def _check_options(model, format, **options):
             f"`sequence_length` can be at most this model's limit of {limit} tokens. "
             f"Received: sequence_length={options['sequence_length']}"
         )
-    if kind == "translator" and options["max_length"] is None:
-        options["max_length"] = model.max_target_length
     options["quantize"] = bool(options["quantize"])
-    if kind != "translator":
-        options = model.check_export_options(options)
-    return options
+    return model.check_export_options(options)
 
 
 # --- Signatures -------------------------------------------------------------------------
@@ -273,33 +269,8 @@ def _spec(shape, dtype, name):
     return tf.TensorSpec(shape, dtype, name=name)
 
 
-def _flatten(prefix, structure):
-    """`{"prefix_0": t, ...}` for a nested state, in `keras.tree.flatten` order."""
-    leaves = keras.tree.flatten(structure)
-    return {f"{prefix}_{i}": leaf for i, leaf in enumerate(leaves)}
-
-
-def _unflatten(prefix, template, flat):
-    leaves = [flat[f"{prefix}_{i}"] for i in range(len(keras.tree.flatten(template)))]
-    return keras.tree.pack_sequence_as(template, leaves)
-
-
-def _state_specs(prefix, template, batch_size, length=None):
-    """Specs of a flattened state; `length` replaces axis 1 of the memory tensors."""
-    specs = {}
-    for name, leaf in _flatten(prefix, template).items():
-        shape = [batch_size] + list(leaf.shape[1:])
-        if prefix == "memory":
-            shape[1] = length
-        specs[name] = _spec(shape, keras.backend.standardize_dtype(leaf.dtype), name)
-    return specs
-
-
 def _endpoints(model, options):
     """`[(name, fn, input_signature, description)]` for the model's signatures."""
-    if _kind(model) == "translator":
-        b, s = options["batch_size"], options["sequence_length"]
-        return _translator_endpoints(model, options, b, s, options["max_length"])
     return [_signature(endpoint) for endpoint in model.export_endpoints(options)]
 
 
@@ -314,80 +285,6 @@ def _signature(endpoint):
         return endpoint.fn(**inputs)
 
     return endpoint.name, fn, [specs], endpoint.description
-
-
-def _translator_endpoints(model, options, b, s, max_length):
-    from keras import ops
-
-    probe = model.initial_state(np.ones((1, 2), "int32"))
-    states, memory = probe["states"], probe["memory"]
-    state_specs = _state_specs("state", states, b)
-    memory_specs = _state_specs("memory", memory, b, s)
-    source = _spec((b, s), "int32", "source_ids")
-    # The penalties as `Translator.translate` passes them: the nonzero ones.
-    penalties = {
-        name: options[name]
-        for name in ("length_penalty", "coverage_penalty")
-        if options[name]
-    }
-    search = {
-        "greedy": model._search_fn(1, max_length, {}),
-        "beam_search": model._search_fn(options["beam_size"], max_length, penalties),
-    }
-
-    def encode(source_ids):
-        state = model.initial_state(source_ids)
-        return {
-            **_flatten("state", state["states"]),
-            **_flatten("memory", state["memory"]),
-        }
-
-    def decode_step(inputs):
-        state = {
-            "states": _unflatten("state", states, inputs),
-            "memory": _unflatten("memory", memory, inputs),
-        }
-        out = model.next_fn(inputs["token_ids"], state)
-        result = {"logits": out[0], **_flatten("state", out[1]["states"])}
-        if len(out) == 3:
-            result["alignment"] = out[2]
-        return result
-
-    def greedy(source_ids):
-        tokens, scores = search["greedy"](source_ids)
-        return {"tokens": ops.cast(tokens, "int32"), "scores": scores}
-
-    def beam_search(source_ids):
-        tokens, scores = search["beam_search"](source_ids)
-        return {"tokens": ops.cast(tokens, "int32"), "scores": scores}
-
-    step_inputs = {"token_ids": _spec((b,), "int32", "token_ids")}
-    step_inputs.update(state_specs)
-    step_inputs.update(memory_specs)
-    return [
-        ("encode", encode, [source], "source ids (B, S) -> state_*, memory_*"),
-        (
-            "decode_step",
-            decode_step,
-            [step_inputs],
-            "previous token (B,), state_*, memory_* -> logits (B, V), the next "
-            "state_*, alignment (B, S)",
-        ),
-        (
-            "greedy",
-            greedy,
-            [source],
-            f"source ids (B, S) -> tokens (B, {max_length}), scores (B,)",
-        ),
-        (
-            "beam_search",
-            beam_search,
-            [source],
-            f"source ids (B, S) -> the best of {options['beam_size']} beams "
-            f"(length penalty {options['length_penalty']:g}, coverage penalty "
-            f"{options['coverage_penalty']:g}): tokens (B, {max_length}), scores (B,)",
-        ),
-    ]
 
 
 # --- Writers ----------------------------------------------------------------------------

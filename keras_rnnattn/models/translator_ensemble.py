@@ -3,7 +3,8 @@
 import keras
 from keras import ops
 
-from keras_rnnattn.models.translator import Translator, _positive_int
+from keras_rnnattn.models.seq2seq_task import Seq2SeqTask
+from keras_rnnattn.models.translator import Translator
 
 
 def _vocabulary_config(tokenizer):
@@ -37,11 +38,13 @@ class TranslatorEnsemble(Translator):
     anything but their tokenizers (the ids must mean the same subwords): for
     example the same recipe trained from other random seeds.
 
-    It is a `Translator`: `translate`, `plot_attention`, `generate_ids`,
-    `next_fn` / `initial_state` (for `keras_rnnattn.decoding`),
-    `encode_pairs`, `call` (log-probabilities as logits), `export_model` and
-    the presets work the same way. The decoding state holds each member's
-    state, in member order.
+    It is a `Translator` that implements the hooks of `Seq2SeqTask` over its
+    members through their public hooks (`forward_pass`, `initial_state`,
+    `next_fn`, `has_attention`): `translate`, `plot_attention`,
+    `generate_ids`, `next_fn` / `initial_state` (for
+    `keras_rnnattn.decoding`), `encode_pairs`, `call` (log-probabilities as
+    logits), `export_model` and the presets work the same way. The decoding
+    state holds each member's state, in member order.
 
     Args:
         members: list of at least one `Translator` (or their Keras
@@ -75,8 +78,6 @@ class TranslatorEnsemble(Translator):
     def __init__(
         self, members, max_source_length=None, max_target_length=None, **kwargs
     ):
-        # The members own every layer: skip Translator's constructor.
-        keras.Model.__init__(self, **kwargs)
         if not isinstance(members, (list, tuple)) or not members:
             raise ValueError(
                 "`members` must be a non-empty list of Translators. "
@@ -95,23 +96,22 @@ class TranslatorEnsemble(Translator):
                         f"members[0].{side}. Fit one tokenizer per side and give "
                         "it to every member."
                     )
-        has_attention = {m.attention != "none" for m in members}
-        if len(has_attention) > 1:
+        if len({m.has_attention for m in members}) > 1:
             raise ValueError(
                 "Members must all have an attention or all have none "
                 "(attention='none'). Received: attentions "
-                f"{[m.attention for m in members]}"
+                f"{[getattr(m, 'attention', None) for m in members]}"
             )
-        self.members = members
-        self.source_tokenizer = first.source_tokenizer
-        self.target_tokenizer = first.target_tokenizer
         shortest_source = min(m.max_source_length for m in members)
         shortest_target = min(m.max_target_length for m in members)
-        self.max_source_length = _positive_int(
-            "max_source_length", max_source_length or shortest_source
-        )
-        self.max_target_length = _positive_int(
-            "max_target_length", max_target_length or shortest_target
+        # The members own every layer: the task's initializer, not Translator's.
+        Seq2SeqTask.__init__(
+            self,
+            first.source_tokenizer,
+            first.target_tokenizer,
+            max_source_length or shortest_source,
+            max_target_length or shortest_target,
+            **kwargs,
         )
         for name, value, limit in (
             ("max_source_length", self.max_source_length, shortest_source),
@@ -122,9 +122,7 @@ class TranslatorEnsemble(Translator):
                     f"`{name}` can be at most the members' smallest ({limit}). "
                     f"Received: {name}={value}"
                 )
-        attentions = {m.attention for m in members}
-        # Only whether it is "none" matters to the methods inherited.
-        self.attention = attentions.pop() if len(attentions) == 1 else "mixed"
+        self.members = members
         self.built = True
 
     def build(self, input_shape=None):
@@ -143,16 +141,28 @@ class TranslatorEnsemble(Translator):
         """
         return [m.encode(source_ids, training=training) for m in self.members]
 
-    def _forward(self, source_ids, target_in_ids, training=None):
+    @property
+    def has_attention(self):
+        """Whether the members attend (they all do, or none does)."""
+        return self.members[0].has_attention
+
+    def forward_pass(self, source_ids, target_in_ids, training=None):
+        """Teacher forcing through every member.
+
+        Returns:
+            `(log-probabilities (B, T, V) float32, alignments (B, T, S))`: the
+            log of the members' mean probability and their mean alignment
+            (None without attention).
+        """
         log_probs, alignments = [], []
         for member in self.members:
-            logits, alignment = member._forward(
+            logits, alignment = member.forward_pass(
                 source_ids, target_in_ids, training=training
             )
             log_probs.append(ops.log_softmax(logits, axis=-1))  # (B, T, V)
             alignments.append(alignment)
         logits = self._mean_probability(log_probs)  # (B, T, V)
-        if self.attention == "none":
+        if not self.has_attention:
             return logits, None
         mean = ops.mean(ops.stack(alignments, axis=0), axis=0)  # (B, T, S)
         return logits, mean
@@ -163,8 +173,17 @@ class TranslatorEnsemble(Translator):
         count = float(len(log_probs))
         return ops.logsumexp(stacked, axis=0) - ops.log(count)
 
-    def _initial_decoding_state(self, source_ids):
-        states = [m._initial_decoding_state(source_ids) for m in self.members]
+    def initial_state(self, source_ids):
+        """Every member's decoding state, as `{"states": [...], "memory": [...]}`.
+
+        Args:
+            source_ids: int `(B, S)`, padded with 0 at the end.
+
+        Returns:
+            A dict whose `"states"` and `"memory"` hold one entry per member
+            (see `Translator.initial_state`), in member order.
+        """
+        states = [m.initial_state(source_ids) for m in self.members]
         return {
             "states": [s["states"] for s in states],
             "memory": [s["memory"] for s in states],
@@ -198,18 +217,10 @@ class TranslatorEnsemble(Translator):
         return logits, new_state, ops.mean(ops.stack(alignments, axis=0), axis=0)
 
     def get_config(self):
-        config = keras.Model.get_config(self)
-        config.update(
-            {
-                "members": [
-                    keras.saving.serialize_keras_object(m) for m in self.members
-                ],
-                "max_source_length": self.max_source_length,
-                "max_target_length": self.max_target_length,
-            }
-        )
+        # The task's config (the length limits) and the members, which hold
+        # everything else.
+        config = Seq2SeqTask.get_config(self)
+        config["members"] = [
+            keras.saving.serialize_keras_object(m) for m in self.members
+        ]
         return config
-
-    @classmethod
-    def from_config(cls, config):
-        return cls(**config)
