@@ -323,11 +323,14 @@ class _Generate(_TaskIO):
         return min(4, self.model.max_length - longest + 1)
 
     def strings(self, texts):
-        out = self.model.generate(texts, max_length=self._room(texts), temperature=0)
+        room = self._room(texts)
+        out = self.model.generate(texts, max_length=room, temperature=0)
         assert len(out) == len(texts) and all(isinstance(t, str) for t in out)
         for prompt, text in zip(texts, out):
             read = self.tokenizer.decode(self.tokenizer.encode(prompt))
             assert text.startswith(read), (prompt, text)
+            grown = len(self.tokenizer.encode(text)) - len(self.tokenizer.encode(read))
+            assert 0 <= grown <= room, (prompt, text)  # at most max_length tokens
         perplexity = self.model.perplexity(texts)
         assert np.isfinite(perplexity) and perplexity >= 1.0, perplexity
         return out
