@@ -64,7 +64,7 @@ def test_task_checks(ensemble, check, tmp_path):
         check,
         targets=[s[::-1] for s in SOURCES],
         tmp_path=tmp_path,
-        expected_output_shape=(4, 18),
+        expected_output_shape=(4, 20),
         known_gaps=GAPS,
     )
 
