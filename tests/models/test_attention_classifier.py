@@ -1,11 +1,10 @@
-import json
-
 import keras
 import numpy as np
 import pytest
 
 from keras_rnnattn.models import AttentionClassifier
 from keras_rnnattn.text import WordTokenizer
+from tests.task_test_utils import TASK_CHECKS, run_export_test, run_task_test
 
 VOCAB = 20
 KEYWORDS = 4  # ids 3..6, one per class; ids 7..19 are filler
@@ -69,41 +68,54 @@ def text_classifier(**kwargs):
     return clf
 
 
+@pytest.fixture(scope="module")
+def classifier():
+    """The text classifier fitted on CORPUS, shared by the tests that only read it."""
+    keras.utils.set_random_seed(1234)
+    clf = text_classifier()
+    clf.fit(CORPUS, LABELS, epochs=30, verbose=0)
+    return clf
+
+
+@pytest.mark.parametrize("check", TASK_CHECKS)
+def test_task_checks(classifier, check, tmp_path):
+    run_task_test(
+        classifier,
+        CORPUS,
+        check,
+        targets=LABELS,
+        tmp_path=tmp_path,
+        expected_output_shape=(6, 2),
+    )
+
+
 @pytest.mark.parametrize(
     "kwargs",
     [
-        {},
         {"pooling": "structured", "hops": 2, "penalty": 0.1, "cell": "lstm"},
         {"pooling": "last"},
         {"pooling": "mean", "bidirectional": False},
     ],
-    ids=["attention_bigru", "structured_bilstm", "last_bigru", "mean_gru"],
+    ids=["structured_bilstm", "last_bigru", "mean_gru"],
 )
 def test_padding_does_not_change_predictions(kwargs):
-    clf = AttentionClassifier(vocabulary_size=VOCAB, num_classes=3, units=8, **kwargs)
-    rng = np.random.default_rng(3)
-    lengths = [7, 3]
-    rows = [rng.integers(1, VOCAB, size=n) for n in lengths]
-    padded = np.zeros((2, 10), "int32")
-    for i, row in enumerate(rows):
-        padded[i, : len(row)] = row
-    batch = clf.predict(padded, verbose=0)
-    for i, row in enumerate(rows):
-        alone = clf.predict(row[None].astype("int32"), verbose=0)
-        np.testing.assert_allclose(batch[i], alone[0], atol=1e-5)
+    # The default (attention pooling, BiGRU) is checked by test_task_checks.
+    run_task_test(text_classifier(**kwargs), CORPUS, "padding")
 
 
-def test_strings_in_and_out():
-    clf = text_classifier()
-    clf.fit(CORPUS, LABELS, epochs=30, verbose=0)
-    labels, probs = clf.classify(CORPUS)
+@pytest.mark.slow  # a TensorFlow export (a subprocess under JAX and torch)
+def test_export(classifier, tmp_path):
+    run_export_test(classifier, CORPUS, tmp_path)
+
+
+def test_learns_the_corpus_and_explains_with_the_sentiment_word(classifier):
+    labels, _ = classifier.classify(CORPUS)
     assert labels == LABELS  # the training set, learned
-    np.testing.assert_allclose(probs.sum(axis=-1), 1.0, atol=1e-5)
-    label, p = clf.classify("a witty plot")
+    label, p = classifier.classify("a witty plot")
     assert label in ("neg", "pos") and p.shape == (2,)
-    assert clf.evaluate(CORPUS, LABELS, verbose=0)[1] == 1.0
+    assert classifier.evaluate(CORPUS, LABELS, verbose=0)[1] == 1.0
 
-    pairs = clf.explain("the plot is boring")
+    pairs = classifier.explain("the plot is boring")
     assert [t for t, _ in pairs] == ["the", "plot", "is", "boring"]
     weights = np.array([w for _, w in pairs])
     assert np.all(weights >= 0) and abs(weights.sum() - 1.0) < 1e-5
@@ -126,35 +138,12 @@ def test_explain_matches_the_pooling_weights_and_ignores_padding():
         np.testing.assert_allclose([a for _, a in pairs], w.mean(0)[:n], atol=1e-6)
 
 
-def test_plot_attention_draws_the_tokens():
+def test_plot_attention_draws_the_tokens(classifier):
     pytest.importorskip("matplotlib")
-    clf = text_classifier()
-    fig = clf.plot_attention("a witty plot")
+    fig = classifier.plot_attention("a witty plot")
     texts = [t.get_text() for t in fig.axes[0].texts]
     assert texts == ["a", "witty", "plot"]
     assert fig.axes[0].get_title().split()[0] in ("neg", "pos")
-
-
-def test_keras_file_round_trip_restores_strings(tmp_path):
-    clf = text_classifier()
-    clf.fit(CORPUS, LABELS, epochs=2, verbose=0)
-    config = clf.get_config()
-    assert json.loads(json.dumps(config)) == config  # plain JSON-able data
-    path = str(tmp_path / "classifier.keras")
-    clf.save(path)
-    loaded = keras.models.load_model(path)
-    assert isinstance(loaded, AttentionClassifier)
-    assert loaded.labels == ["neg", "pos"]
-    assert loaded.tokenizer.encode("witty plot") == clf.tokenizer.encode("witty plot")
-    np.testing.assert_array_equal(loaded.classify(CORPUS)[1], clf.classify(CORPUS)[1])
-    assert loaded.explain("a witty plot") == clf.explain("a witty plot")
-    assert loaded.compiled and loaded.loss == "sparse_categorical_crossentropy"
-
-    folder = clf.save_to_preset(str(tmp_path / "preset"), {"description": "test"})
-    from_preset = AttentionClassifier.from_preset(folder)
-    np.testing.assert_array_equal(
-        from_preset.classify(CORPUS)[1], clf.classify(CORPUS)[1]
-    )
 
 
 def test_multi_label_head_learns_which_keywords_are_present():
@@ -198,16 +187,16 @@ def test_fit_on_tf_data():
     assert np.isfinite(losses).all() and losses[-1] < losses[0]
 
 
-def test_bad_input_is_named():
-    clf = text_classifier()
+def test_bad_input_is_named(classifier):
+    # Token ids out of range, fractional or of the wrong rank, and x=None:
+    # test_task_checks[bad_input].
+    clf = classifier
     with pytest.raises(ValueError, match="no tokens"):
         clf.classify(["a witty plot", ""])
     with pytest.raises(ValueError, match="outside the label set"):
         clf.fit(CORPUS, ["pos", "neg", "pos", "neg", "pos", "meh"], verbose=0)
     with pytest.raises(ValueError, match=r"class indices in \[0, 2\)"):
         clf.fit(clf.tokenizer.encode_batch(CORPUS), np.array([0, 1, 2, 0, 1, 0]))
-    with pytest.raises(ValueError, match="vocabulary size"):
-        clf.predict(np.array([[1, 2, 500]]))
     with pytest.raises(ValueError, match="one label per text"):
         clf.fit(CORPUS, LABELS[:3], verbose=0)
     # Unknown words only: a documented result, read as unknown tokens.
@@ -245,9 +234,9 @@ def test_tf_data_with_label_strings_reads_them_through_the_labels():
         clf.fit(unknown.batch(3), verbose=0)
 
 
-def test_tf_data_mistakes_get_one_clear_error():
+def test_tf_data_mistakes_get_one_clear_error(classifier):
     tf = pytest.importorskip("tensorflow")
-    clf = text_classifier()
+    clf = classifier
     texts = tf.data.Dataset.from_tensor_slices((CORPUS, LABELS)).batch(3)
     with pytest.raises(ValueError, match=r"holds texts.*to_tf_dataset"):
         clf.fit(texts, verbose=0)
@@ -273,8 +262,8 @@ def test_tf_data_mistakes_get_one_clear_error():
         )
 
 
-def test_one_label_string_is_named_as_the_labels():
-    clf = text_classifier()
+def test_one_label_string_is_named_as_the_labels(classifier):
+    clf = classifier
     with pytest.raises(ValueError, match=r"labels must be a list.*\['pos'\]"):
         clf.fit(["a witty plot"], "pos", verbose=0)
     with pytest.raises(ValueError, match="labels must be a list or array"):

@@ -1,5 +1,3 @@
-import json
-
 import keras
 import numpy as np
 import pytest
@@ -8,6 +6,7 @@ from keras import ops
 from keras_rnnattn import decoding
 from keras_rnnattn.models import AttentiveLanguageModel
 from keras_rnnattn.text import CharTokenizer, WordTokenizer
+from tests.task_test_utils import TASK_CHECKS, run_export_test, run_task_test
 
 VOCAB = 20
 BOS, MARKER = 1, 8  # ids 2..7 are keys, 9..19 filler
@@ -97,10 +96,43 @@ def char_model(**kwargs):
     return lm
 
 
-def test_character_level_generation_and_perplexity():
+@pytest.fixture(scope="module")
+def fitted():
+    """A character-level model fitted on TEXTS (20 epochs) and its perplexity
+    before fitting, shared by the tests that only read it."""
+    keras.utils.set_random_seed(1234)
     lm = char_model()
     before = lm.perplexity(TEXTS)
     lm.fit(TEXTS, epochs=20, verbose=0)
+    return lm, before
+
+
+@pytest.fixture(scope="module")
+def word_lm():
+    """A word-level model for the shared checks (its tokenizer, another class)."""
+    keras.utils.set_random_seed(1234)
+    lm = AttentiveLanguageModel(
+        tokenizer=WordTokenizer().fit(TEXTS), units=8, max_length=12
+    )
+    lm.compile()
+    lm.fit(TEXTS, epochs=2, verbose=0)
+    return lm
+
+
+@pytest.mark.parametrize("check", TASK_CHECKS)
+def test_task_checks(word_lm, check, tmp_path):
+    run_task_test(
+        word_lm, TEXTS, check, tmp_path=tmp_path, expected_output_shape=(3, 7, 13)
+    )
+
+
+@pytest.mark.slow  # a TensorFlow export (a subprocess under JAX and torch)
+def test_export(fitted, tmp_path):
+    run_export_test(fitted[0], ["the c", "a"], tmp_path)
+
+
+def test_character_level_generation_and_perplexity(fitted):
+    lm, before = fitted
     after = lm.perplexity(TEXTS)
     assert after < before / 2  # it learned the texts
     # log perplexity is the mean cross-entropy per predicted token.
@@ -113,9 +145,8 @@ def test_character_level_generation_and_perplexity():
     assert lm.generate("the c", max_length=20, seed=3) == text  # reproducible
 
 
-def test_prompts_of_different_lengths_in_one_batch():
-    lm = char_model()
-    lm.fit(TEXTS, epochs=3, verbose=0)
+def test_prompts_of_different_lengths_in_one_batch(fitted):
+    lm, _ = fitted
     prompts = ["the", "a cat a", ""]  # an empty prompt starts from the begin token
     together = lm.generate(prompts, max_length=8, temperature=0)
     alone = [lm.generate(p, max_length=8, temperature=0) for p in prompts]
@@ -160,9 +191,8 @@ def eager_generation(lm, prompt, max_length, temperature=1.0, seed=None, **kwarg
     return tok.decode(ids[1:] + row)
 
 
-def test_generation_equals_the_eager_loop():
-    lm = char_model()
-    lm.fit(TEXTS, epochs=3, verbose=0)
+def test_generation_equals_the_eager_loop(fitted):
+    lm, _ = fitted
     for prompt, kwargs in [
         ("the c", {"temperature": 0}),
         ("a", {"seed": 5}),
@@ -224,28 +254,10 @@ def test_generation_is_compiled_once_per_setting(monkeypatch):
     assert len(calls) == traced
 
 
-def test_word_level_round_trip(tmp_path):
-    tokenizer = WordTokenizer().fit(TEXTS)
-    lm = AttentiveLanguageModel(tokenizer=tokenizer, units=8, max_length=12)
-    lm.compile()
-    lm.fit(TEXTS, epochs=2, verbose=0)
-    config = lm.get_config()
-    assert json.loads(json.dumps(config)) == config
-    path = str(tmp_path / "lm.keras")
-    lm.save(path)
-    loaded = keras.models.load_model(path)
-    assert isinstance(loaded, AttentiveLanguageModel)
-    np.testing.assert_allclose(loaded.perplexity(TEXTS), lm.perplexity(TEXTS))
-    text = lm.generate("the cat", max_length=5, seed=1, top_p=0.9)
-    assert loaded.generate("the cat", max_length=5, seed=1, top_p=0.9) == text
-    assert text.startswith("the cat") and len(text.split()) <= 7
-    folder = lm.save_to_preset(str(tmp_path / "preset"))
-    from_preset = AttentiveLanguageModel.from_preset(folder)
-    assert from_preset.generate("the cat", max_length=5, seed=1, top_p=0.9) == text
-
-
-def test_bad_input_is_named():
-    lm = char_model()  # max_length=40: a prompt of up to 39 characters
+def test_bad_input_is_named(fitted):
+    # Token ids out of range, fractional or of the wrong rank, and x=None:
+    # test_task_checks[bad_input].
+    lm, _ = fitted  # max_length=40: a prompt of up to 39 characters
     with pytest.raises(ValueError, match="the prompt has 45 tokens"):
         lm.generate("x" * 45)
     with pytest.raises(ValueError, match=r"`max_length` must be an int in \[1, 31\]"):
@@ -255,8 +267,6 @@ def test_bad_input_is_named():
         lm.perplexity(["the cat", ""])
     with pytest.raises(ValueError, match="pass y=None"):
         lm.fit(TEXTS, TEXTS)
-    with pytest.raises(ValueError, match="vocabulary size"):
-        lm.predict(np.array([[2, 5, 500]]))
     # Unknown characters read as the unknown token: a documented result.
     assert np.isfinite(lm.perplexity(["zzz"]))
     with pytest.raises(ValueError, match="without a tokenizer"):

@@ -1,11 +1,10 @@
-import json
-
 import keras
 import numpy as np
 import pytest
 
 from keras_rnnattn.models import SequenceTagger
 from keras_rnnattn.text import WordTokenizer
+from tests.task_test_utils import TASK_CHECKS, run_export_test, run_task_test
 
 VOCAB = 20
 TRIGGER_A, TRIGGER_B, MARKER = 3, 4, 5  # ids 6..19 are filler
@@ -47,36 +46,6 @@ def test_dense_encoder_tags_markers_from_a_distant_trigger():
     assert accuracy >= 0.9
 
 
-@pytest.mark.parametrize(
-    "kwargs",
-    [
-        {},
-        {"encoder": "cnn", "kernel_size": 3},
-        {"encoder": "dense", "score": "bahdanau"},
-    ],
-    ids=["birnn", "cnn", "dense"],
-)
-def test_padding_changes_neither_predictions_nor_loss(kwargs):
-    tagger = SequenceTagger(vocabulary_size=VOCAB, num_tags=4, units=8, **kwargs)
-    tagger.compile()
-    x, y = distant_data(3, 6, seed=3)
-    x[1, 4:] = 0  # a shorter row, padded at the end
-    padded = np.pad(x, ((0, 0), (0, 4)))
-    rng = np.random.default_rng(0)
-    tags = np.pad(y, ((0, 0), (0, 4)))
-    tags[padded == 0] = rng.integers(0, 4, size=int((padded == 0).sum()))
-    short = tagger.predict(x, verbose=0)
-    long = tagger.predict(padded, verbose=0)
-    real = x != 0
-    np.testing.assert_allclose(long[:, :6][real], short[real], atol=1e-5)
-    alone = tagger.predict(x[1:2, :4], verbose=0)
-    np.testing.assert_allclose(alone[0], short[1, :4], atol=1e-5)
-    # The tags written at padded positions are left out of the loss.
-    y[x == 0] = 0
-    loss = tagger.evaluate(x, y, verbose=0)[0]
-    np.testing.assert_allclose(tagger.evaluate(padded, tags, verbose=0)[0], loss, 1e-5)
-
-
 SENTENCES = [
     "the dog runs",
     "a cat sleeps",
@@ -100,9 +69,62 @@ def text_tagger(**kwargs):
     return tagger
 
 
-def test_strings_in_and_out():
-    tagger = text_tagger(encoder="dense")
-    tagger.fit(SENTENCES, TAGS, epochs=30, verbose=0)
+# Texts of different lengths for the shared checks, with their tags.
+TEXTS = ["the dog runs", "a cat", "the bird sings", "cat"]
+TEXT_TAGS = [
+    ["DET", "NOUN", "VERB"],
+    ["DET", "NOUN"],
+    ["DET", "NOUN", "VERB"],
+    ["NOUN"],
+]
+
+
+@pytest.fixture(scope="module")
+def tagger():
+    """The tagger fitted on SENTENCES, shared by the tests that only read it."""
+    keras.utils.set_random_seed(1234)
+    model = text_tagger(encoder="dense")
+    model.fit(SENTENCES, TAGS, epochs=30, verbose=0)
+    return model
+
+
+@pytest.mark.parametrize("check", TASK_CHECKS)
+def test_task_checks(tagger, check, tmp_path):
+    run_task_test(
+        tagger,
+        TEXTS,
+        check,
+        targets=TEXT_TAGS,
+        tmp_path=tmp_path,
+        expected_output_shape=(4, 3, 3),
+    )
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {},
+        {"encoder": "cnn", "kernel_size": 3},
+        {"encoder": "dense", "score": "bahdanau"},
+    ],
+    ids=["birnn", "cnn", "dense_bahdanau"],
+)
+def test_padding_changes_neither_predictions_nor_loss(kwargs):
+    # With tags written at the padded positions, which the loss leaves out.
+    run_task_test(text_tagger(**kwargs), TEXTS, "padding", targets=TEXT_TAGS)
+
+
+def test_cnn_encoder_keras_file_round_trip(tmp_path):
+    tagger = text_tagger(encoder="cnn")
+    run_task_test(tagger, TEXTS, "keras_file", targets=TEXT_TAGS, tmp_path=tmp_path)
+
+
+@pytest.mark.slow  # a TensorFlow export (a subprocess under JAX and torch)
+def test_export(tagger, tmp_path):
+    run_export_test(tagger, TEXTS, tmp_path)
+
+
+def test_learns_the_tags_and_reads_its_attention(tagger):
     assert tagger.tag("the bird runs") == [
         ("the", "DET"),
         ("bird", "NOUN"),
@@ -117,26 +139,9 @@ def test_strings_in_and_out():
     np.testing.assert_allclose(weights.sum(axis=-1), 1.0, atol=1e-5)
 
 
-def test_keras_file_round_trip_restores_strings(tmp_path):
-    tagger = text_tagger(encoder="cnn")
-    tagger.fit(SENTENCES, TAGS, epochs=2, verbose=0)
-    config = tagger.get_config()
-    assert json.loads(json.dumps(config)) == config
-    path = str(tmp_path / "tagger.keras")
-    tagger.save(path)
-    loaded = keras.models.load_model(path)
-    assert isinstance(loaded, SequenceTagger) and loaded.encoder == "cnn"
-    assert loaded.tag(SENTENCES) == tagger.tag(SENTENCES)
-    ids = tagger.tokenizer.encode_batch(SENTENCES)
-    np.testing.assert_array_equal(
-        loaded.predict(ids, verbose=0), tagger.predict(ids, verbose=0)
-    )
-    folder = tagger.save_to_preset(str(tmp_path / "preset"))
-    assert SequenceTagger.from_preset(folder).tag(SENTENCES) == tagger.tag(SENTENCES)
-
-
-def test_bad_input_is_named():
-    tagger = text_tagger(encoder="dense")
+def test_bad_input_is_named(tagger):
+    # Token ids out of range, fractional or of the wrong rank, and x=None:
+    # test_task_checks[bad_input].
     with pytest.raises(ValueError, match="no tokens"):
         tagger.tag("")
     with pytest.raises(ValueError, match="outside the tag set"):
@@ -145,8 +150,6 @@ def test_bad_input_is_named():
         tagger.fit(["the dog runs"], [["DET", "NOUN"]], verbose=0)
     with pytest.raises(ValueError, match=r"tag ids must lie in \[0, 3\)"):
         tagger.fit(np.array([[4, 5, 6]]), np.array([[0, 1, 3]]), verbose=0)
-    with pytest.raises(ValueError, match="vocabulary size"):
-        tagger.predict(np.array([[4, 5, 99]]))
     # Unknown words only: a documented result, tagged as unknown tokens.
     pairs = tagger.tag("zebra gallops")
     assert [t for t, _ in pairs] == ["zebra", "gallops"]

@@ -6,6 +6,7 @@ from keras import ops
 from keras_rnnattn.decoding import beam_search
 from keras_rnnattn.models import Translator, TranslatorEnsemble
 from keras_rnnattn.text import BpeTokenizer, CharTokenizer
+from tests.task_test_utils import TASK_CHECKS, run_export_test, run_task_test
 
 DIGITS = CharTokenizer().fit(["0123456789"])
 SOURCES = ["12", "3456", "987", "5"]
@@ -38,6 +39,39 @@ def member(**kwargs):
 def members():
     keras.utils.set_random_seed(7)
     return [member(), member(lexical_model=True, units=12)]
+
+
+# Known library gaps, marked xfail by the shared checks while they fail.
+GAPS = {
+    "generate_ids": "Translator.generate_ids does not check its source ids: "
+    "x=None, fractional, out-of-range and wrong-rank ids fail in NumPy or the "
+    "backend, or are cut to integers, instead of one ValueError",
+    "does not name TranslatorEnsemble": "the ensemble's errors name Translator "
+    "(the owner is written into Translator's methods), not the calling class",
+}
+
+
+@pytest.fixture(scope="module")
+def ensemble(members):
+    return TranslatorEnsemble(members)
+
+
+@pytest.mark.parametrize("check", TASK_CHECKS)
+def test_task_checks(ensemble, check, tmp_path):
+    run_task_test(
+        ensemble,
+        SOURCES,
+        check,
+        targets=[s[::-1] for s in SOURCES],
+        tmp_path=tmp_path,
+        expected_output_shape=(4, 20),
+        known_gaps=GAPS,
+    )
+
+
+@pytest.mark.slow  # a TensorFlow export (a subprocess under JAX and torch)
+def test_export(ensemble, tmp_path):
+    run_export_test(ensemble, SOURCES, tmp_path)
 
 
 def log_softmax(x):
@@ -172,17 +206,6 @@ def test_preset_round_trip_in_float16(members, tmp_path):
         np.testing.assert_array_equal(np_(a), np_(b))
     assert again.translate(SOURCES, beam_size=2) == loaded.translate(
         SOURCES, beam_size=2
-    )
-
-
-def test_keras_file_round_trip(members, tmp_path):
-    ensemble = TranslatorEnsemble(members)
-    path = str(tmp_path / "ensemble.keras")
-    ensemble.save(path)
-    loaded = keras.saving.load_model(path)
-    (source, target_in), _ = ensemble.encode_pairs(SOURCES, SOURCES)
-    np.testing.assert_array_equal(
-        np_(loaded((source, target_in))), np_(ensemble((source, target_in)))
     )
 
 
