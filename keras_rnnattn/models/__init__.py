@@ -2,14 +2,18 @@
 
 from keras_rnnattn.models.attention_classifier import AttentionClassifier
 from keras_rnnattn.models.attentive_language_model import AttentiveLanguageModel
+from keras_rnnattn.models.seq2seq_task import Seq2SeqTask
 from keras_rnnattn.models.sequence_tagger import SequenceTagger
+from keras_rnnattn.models.task import TextTask
 from keras_rnnattn.models.translator import Translator
 from keras_rnnattn.models.translator_ensemble import TranslatorEnsemble
 
 __all__ = [
     "AttentionClassifier",
     "AttentiveLanguageModel",
+    "Seq2SeqTask",
     "SequenceTagger",
+    "TextTask",
     "Translator",
     "TranslatorEnsemble",
 ]

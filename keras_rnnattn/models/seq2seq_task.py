@@ -389,7 +389,8 @@ class Seq2SeqTask(TextTask, keras.Model):
         """Token ids for source ids: greedy search, or beam search if beam_size > 1.
 
         Args:
-            source_ids: int `(B, S)`.
+            source_ids: int `(B, S)`, ids in `[0, source vocabulary size)`;
+                anything else raises one ValueError naming the fix.
             beam_size: int >= 1.
             max_length: int >= 1, the most tokens produced; None gives each
                 row `min(max_target_length, 2 * its source length + 10)`
@@ -403,7 +404,13 @@ class Seq2SeqTask(TextTask, keras.Model):
             `(B, n, max_length)` and `(B, n)`.
         """
         beam_size = self._positive_int("beam_size", beam_size)
-        source_ids = np.asarray(source_ids, dtype="int32")
+        if source_ids is not None and not isinstance(source_ids, (list, tuple)):
+            source_ids = np.asarray(ops.convert_to_numpy(source_ids))
+        source_ids = text_inputs.check_token_ids(
+            source_ids,
+            self.source_tokenizer.vocabulary_size,
+            f"{type(self).__name__}.generate_ids",
+        )
         per_row = max_length is None
         if per_row:
             max_length = min(self.max_target_length, 2 * source_ids.shape[1] + 10)
