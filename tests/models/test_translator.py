@@ -44,11 +44,6 @@ SOURCES, TARGETS = reversal_data(64, 1, 6, seed=0)
 
 
 # Known library gaps, marked xfail by the shared checks while they fail.
-GAPS = {
-    "generate_ids": "Translator.generate_ids does not check its source ids: "
-    "x=None, fractional, out-of-range and wrong-rank ids fail in NumPy or the "
-    "backend, or are cut to integers, instead of one ValueError",
-}
 TEXTS = ["31415", "27", "1828", "4"]
 
 
@@ -71,7 +66,6 @@ def test_task_checks(translator, check, tmp_path):
         targets=[t[::-1] for t in TEXTS],
         tmp_path=tmp_path,
         expected_output_shape=(4, 22),
-        known_gaps=GAPS,
     )
 
 

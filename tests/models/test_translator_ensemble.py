@@ -42,13 +42,6 @@ def members():
 
 
 # Known library gaps, marked xfail by the shared checks while they fail.
-GAPS = {
-    "generate_ids": "Translator.generate_ids does not check its source ids: "
-    "x=None, fractional, out-of-range and wrong-rank ids fail in NumPy or the "
-    "backend, or are cut to integers, instead of one ValueError",
-    "does not name TranslatorEnsemble": "the ensemble's errors name Translator "
-    "(the owner is written into Translator's methods), not the calling class",
-}
 
 
 @pytest.fixture(scope="module")
@@ -65,7 +58,6 @@ def test_task_checks(ensemble, check, tmp_path):
         targets=[s[::-1] for s in SOURCES],
         tmp_path=tmp_path,
         expected_output_shape=(4, 20),
-        known_gaps=GAPS,
     )
 
 
