@@ -5,7 +5,7 @@
 # The backends run side by side, JOBS at a time (default: all of them). A test process
 # spends most of its time in Python on one core, so on 2 cores three processes finish
 # in about half the time of one after another. JOBS=1 runs them one after another.
-# Each backend's output is printed whole once it has finished.
+# Each backend's output, with its 25 slowest tests, is printed whole once it has finished.
 set -u
 PY=${PY:-.venv/bin/python}
 BACKENDS=${BACKENDS:-"tensorflow jax torch"}
@@ -26,7 +26,7 @@ fi
 run_backend() {
   local backend=$1 start rc
   start=$(date +%s)
-  KERAS_BACKEND=$backend "$PY" -m pytest -q -p no:cacheprovider "${@:2}" \
+  KERAS_BACKEND=$backend "$PY" -m pytest -q -p no:cacheprovider --durations=25 "${@:2}" \
     >"$logdir/$backend.log" 2>&1
   rc=$?
   echo "$rc $(($(date +%s) - start))" >"$logdir/$backend.done"
