@@ -161,35 +161,29 @@ def export_preset(preset, path, format="saved_model", quantize=False, **options)
     _check_format(format)
     path_in = find_preset(preset)
     model = load_preset(path_in)
-    if _kind(model) == "translator":
+    if _task(model).exports_beam_search:
         for name, value in preset_beam_penalties(path_in).items():
             if options.get(name) is None:
                 options[name] = value
     if format == "tflite":
         options.setdefault("batch_size", 1)
         if options.get("sequence_length") is None:
-            options["sequence_length"] = _length_limit(model) or 128
+            options["sequence_length"] = model.export_length_limit or 128
     return export_model(model, path, format=format, quantize=quantize, **options)
 
 
 # --- Checks -----------------------------------------------------------------------------
-def _kind(model):
-    from keras_rnnattn import models
+def _task(model):
+    from keras_rnnattn.models.task import TextTask
 
-    for kind, cls in (
-        ("translator", models.Translator),
-        ("classifier", models.AttentionClassifier),
-        ("tagger", models.SequenceTagger),
-        ("language_model", models.AttentiveLanguageModel),
-    ):
-        if isinstance(model, cls):
-            return kind
-    raise ValueError(
-        "export_model exports the models of keras_rnnattn.models (Translator, "
-        "AttentionClassifier, SequenceTagger, AttentiveLanguageModel); for any other "
-        "Keras model use `model.export(path)`. Received: "
-        f"model of class {type(model).__name__}"
-    )
+    if not isinstance(model, TextTask):
+        raise ValueError(
+            "export_model exports the models of keras_rnnattn.models (Translator, "
+            "AttentionClassifier, SequenceTagger, AttentiveLanguageModel); for any "
+            "other Keras model use `model.export(path)`. Received: "
+            f"model of class {type(model).__name__}"
+        )
+    return model
 
 
 def _check_format(format):
@@ -216,18 +210,9 @@ def _penalty(name, value):
     return float(value)
 
 
-def _length_limit(model):
-    kind = _kind(model)
-    if kind == "translator":
-        return model.max_source_length
-    if kind == "language_model":
-        return model.max_length
-    return model.max_length  # None: no limit
-
-
 def _check_options(model, format, **options):
     _check_format(format)
-    kind = _kind(model)
+    _task(model)
     if not model.built:
         raise ValueError(
             "The model is not built: call it on a batch of token ids (or load it "
@@ -238,7 +223,7 @@ def _check_options(model, format, **options):
         options[name] = _optional_int(name, options[name])
     for name in ("length_penalty", "coverage_penalty"):
         options[name] = _penalty(name, options[name])
-        if options[name] and kind != "translator":
+        if options[name] and not model.exports_beam_search:
             raise ValueError(
                 f"`{name}` applies to the Translator's beam_search only; this "
                 f"{type(model).__name__} has none. Received: {name}={options[name]}"
@@ -251,7 +236,7 @@ def _check_options(model, format, **options):
                     f"{name}={example}); a variable {name.replace('_', ' ')} is only "
                     f"possible with format='saved_model'. Received: {name}=None"
                 )
-    limit = _length_limit(model)
+    limit = model.export_length_limit
     length = options["sequence_length"]
     if limit is not None and length is not None and length > limit:
         raise ValueError(

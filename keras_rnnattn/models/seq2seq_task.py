@@ -556,6 +556,13 @@ class Seq2SeqTask(TextTask, keras.Model):
         )
 
     # Export.
+    exports_beam_search = True
+
+    @property
+    def export_length_limit(self):
+        """The longest source `keras_rnnattn.export` accepts: `max_source_length`."""
+        return self.max_source_length
+
     def check_export_options(self, options):
         """The export options with `max_length` defaulting to `max_target_length`."""
         if options.get("max_length") is None:

@@ -410,6 +410,15 @@ class TextTask(PresetMixin):
         return cache[key]
 
     # --- Export -----------------------------------------------------------------
+    # The export's beam options (`length_penalty`, `coverage_penalty`) apply only
+    # where a subclass exports a beam search.
+    exports_beam_search = False
+
+    @property
+    def export_length_limit(self):
+        """The longest input `keras_rnnattn.export` accepts: `max_length`, or None."""
+        return getattr(self, "max_length", None)
+
     def check_export_options(self, options):
         """`keras_rnnattn.export`'s checked options, completed for this model.
 
