@@ -38,7 +38,9 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
-sys.path.insert(0, os.path.join(REPO, "benchmarks"))
+# The checkout's package and benchmarks, whether or not the package is installed (on
+# the GPU machine it is not).
+sys.path[:0] = [REPO, os.path.join(REPO, "benchmarks")]
 
 # The driver imports no Keras (it has no backend of its own): only the workers do.
 from seq2seq_train import CONFIGS, keras_trainer, pytorch_trainer  # noqa: E402

@@ -10,6 +10,8 @@ import keras
 import numpy as np
 import pytest
 
+from tests.backends import on_one_backend
+
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCRIPT = os.path.join(REPO, "scripts", "gpu_check.py")
 
@@ -65,6 +67,22 @@ def test_a_failed_check_fails_the_run():
     assert gpu_check.failed([tf32])
     assert not gpu_check.failed([dict(tf32, decoding_highest=good["decoding"])])
     assert gpu_check.failed([dict(good, errors=["speed: RuntimeError"])])
+
+
+@on_one_backend
+def test_the_driver_needs_no_installed_package(tmp_path):
+    # The GPU machine has Keras from wheels but not keras-rnnattn installed: the
+    # driver (which imports no Keras) must find the checkout's package itself.
+    # `-S` leaves out site-packages, and with them this environment's install.
+    result = subprocess.run(
+        [sys.executable, "-S", SCRIPT, "--help"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=60,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "--backends" in result.stdout
 
 
 @pytest.mark.slow
