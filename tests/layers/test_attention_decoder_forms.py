@@ -327,3 +327,12 @@ def test_keras_file_round_trip_of_the_tfa_forms(tmp_path):
 def test_bad_arguments_get_one_clear_error(kwargs, match):
     with pytest.raises(ValueError, match=match):
         AttentionDecoder(**{"units": 4, "cell": "gru", **kwargs})
+
+
+def test_docstring_examples_run():
+    import doctest
+
+    from keras_rnnattn.layers import attention_decoder
+
+    result = doctest.testmod(attention_decoder)
+    assert result.attempted > 0 and result.failed == 0
