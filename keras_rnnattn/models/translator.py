@@ -598,7 +598,8 @@ class Translator(Seq2SeqTask):
         config = dict(config)
         if (
             "decoder_layers" not in config
-            and config.get("attention_layer_size") is None
+            and "attention_layer_size" in config
+            and config["attention_layer_size"] is None
         ):
             # Saved when `attention_layer_size=None` meant o_t = [h_t; c_t].
             config["attention_layer_size"] = "concat"
