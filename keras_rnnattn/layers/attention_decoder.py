@@ -251,6 +251,13 @@ class AttentionDecoder(keras.layers.Layer):
             for i, spec in enumerate(specs)
         ]
         self.attention = mechanisms if self._multi else mechanisms[0]
+        # The mechanisms that read their previous alignment: each adds a (B, S)
+        # state after the cell states (and o_{t-1}).
+        self._stateful = [
+            i
+            for i, mechanism in enumerate(mechanisms)
+            if isinstance(mechanism, BaseAttention) and mechanism.stateful
+        ]
         # W_c: one Dense layer per mechanism, a user's layer, or none.
         self.attention_dense = None
         self.attention_layer = None
@@ -311,7 +318,12 @@ class AttentionDecoder(keras.layers.Layer):
 
     @property
     def _fast(self):
-        return self.use_fast_path and not self.input_feeding
+        return self.use_fast_path and not self.input_feeding and not self._stateful
+
+    @property
+    def _num_step_states(self):
+        """The states before the alignment states: the cell's, then o_{t-1} if fed."""
+        return self._num_cell_states + (1 if self._feeds_output else 0)
 
     @property
     def output_size(self):
@@ -436,7 +448,7 @@ class AttentionDecoder(keras.layers.Layer):
             params.get("bias_rec"),
         )
 
-    def _attend(self, mechanism, query, memory, training):
+    def _attend(self, mechanism, query, memory, training, previous=None):
         """Context `(B, T, dv)` and weights `(B, T, S)` for a query `(B, T, units)`."""
         if isinstance(mechanism, BaseAttention):
             return mechanism.attend(
@@ -445,6 +457,7 @@ class AttentionDecoder(keras.layers.Layer):
                 memory["keys"],
                 value_mask=memory["mask"],
                 training=training,
+                previous_alignment=previous,
             )
         mask = memory["mask"]
         if mask is not None:
@@ -459,15 +472,23 @@ class AttentionDecoder(keras.layers.Layer):
         )  # weights: (B, heads, T, S)
         return context, ops.mean(weights, axis=1)
 
-    def _attend_all(self, query, memory, training):
-        """Each mechanism's context `(B, T, dv_i)` and weights `(B, T, S_i)`."""
+    def _attend_all(self, query, memory, training, previous=()):
+        """Each mechanism's context `(B, T, dv_i)` and weights `(B, T, S_i)`.
+
+        `previous` holds the alignment state `(B, S_i)` of each stateful
+        mechanism (one step: T = 1); the third result is their next states.
+        """
         memories = memory if self._multi else [memory]
-        contexts, alignments = [], []
-        for mechanism, mem in zip(self.mechanisms, memories):
-            context, alignment = self._attend(mechanism, query, mem, training)
+        contexts, alignments, states = [], [], []
+        previous = dict(zip(self._stateful, previous))
+        for i, (mechanism, mem) in enumerate(zip(self.mechanisms, memories)):
+            state = previous.get(i)
+            context, alignment = self._attend(mechanism, query, mem, training, state)
             contexts.append(context)
             alignments.append(alignment)
-        return contexts, alignments
+            if state is not None:
+                states.append(mechanism.next_alignment_state(alignment[:, 0], state))
+        return contexts, alignments, states
 
     def _attention_vector(self, h, contexts, params):
         """o = f(W_c [c; h]) per mechanism, concatenated; c, or [h; c] without W_c."""
@@ -499,9 +520,12 @@ class AttentionDecoder(keras.layers.Layer):
         applies them to all steps at once.
         """
         cell_states = list(states[: self._num_cell_states])
+        previous = list(states[self._num_step_states :])  # alignment states
         if self.query == "previous":
             query = ops.expand_dims(cell_states[self._query_index], 1)  # (B, 1, u)
-            contexts, alignments = self._attend_all(query, memory, training)
+            contexts, alignments, previous = self._attend_all(
+                query, memory, training, previous
+            )
             contexts = [ops.squeeze(context, 1) for context in contexts]
             feed = None
             if self.input_feeding:
@@ -512,8 +536,8 @@ class AttentionDecoder(keras.layers.Layer):
         else:
             feed = states[self._num_cell_states] if self.input_feeding else None
             h, cell_states = self._cell_step(x, cell_states, feed, params, training)
-            contexts, alignments = self._attend_all(
-                ops.expand_dims(h, 1), memory, training
+            contexts, alignments, previous = self._attend_all(
+                ops.expand_dims(h, 1), memory, training, previous
             )
             contexts = [ops.squeeze(context, 1) for context in contexts]
         alignments = [ops.squeeze(alignment, 1) for alignment in alignments]  # (B, S)
@@ -522,6 +546,7 @@ class AttentionDecoder(keras.layers.Layer):
         else:
             output, attention = ops.concatenate([h] + contexts, axis=-1), None
         new_states = cell_states + ([attention] if self._feeds_output else [])
+        new_states += previous
         return output, new_states, alignments if self._multi else alignments[0]
 
     # Public API for generation.
@@ -560,14 +585,19 @@ class AttentionDecoder(keras.layers.Layer):
             prepared.append({"values": values, "keys": keys, "mask": mask})
         return prepared if self._multi else prepared[0]
 
-    def get_initial_state(self, batch_size, cell_states=None):
-        """The state list that `step` expects: the cell's states, then o_0 = 0 if fed.
+    def get_initial_state(self, batch_size, cell_states=None, memory=None):
+        """The state list that `step` expects.
+
+        The cell's states, then o_0 = 0 if it is fed back, then the initial
+        alignment of each stateful attention (`BaseAttention.stateful`).
 
         Args:
             batch_size: int or scalar tensor.
             cell_states: optional list of the cell's initial states, each
                 `(B, units)` (a stack's may be nested per layer); zeros by
                 default.
+            memory: what `prepare_memory` returned; needed (for the source
+                length) when an attention is stateful.
 
         Returns:
             A flat list of `(B, ...)` tensors.
@@ -587,6 +617,19 @@ class AttentionDecoder(keras.layers.Layer):
             )
         if self._feeds_output:
             states.append(ops.zeros((batch_size, self.attention_size), dtype=dtype))
+        if self._stateful:
+            if memory is None:
+                raise ValueError(
+                    "An attention of this decoder depends on its previous alignment: "
+                    "pass `memory=decoder.prepare_memory(...)` to "
+                    "`get_initial_state`, for the source length."
+                )
+            memories = memory if self._multi else [memory]
+            for i in self._stateful:
+                length = ops.shape(memories[i]["values"])[1]
+                states.append(
+                    self.mechanisms[i].initial_alignment(batch_size, length, dtype)
+                )
         return states
 
     def step(self, inputs_t, states, memory, training=None):
@@ -629,7 +672,7 @@ class AttentionDecoder(keras.layers.Layer):
         params = self._params()
         x = self._project_inputs(inputs, params)  # (B, T, G), all steps at once
         batch_size = ops.shape(inputs)[0]
-        states = self.get_initial_state(batch_size, cell_states)
+        states = self.get_initial_state(batch_size, cell_states, memory)
         readout = self._feeds_output  # otherwise W_c is applied after the loop
         step_size = self.output_size if readout else self.units + self.context_size
         dtype = self.compute_dtype
@@ -675,7 +718,7 @@ class AttentionDecoder(keras.layers.Layer):
         else:  # s_{t-1}: the initial state, then all but the last output
             first = ops.cast(cell_states[self._query_index], h.dtype)
             queries = ops.concatenate([ops.expand_dims(first, 1), h[:, :-1]], axis=1)
-        contexts, alignments = self._attend_all(queries, memory, training)
+        contexts, alignments, _ = self._attend_all(queries, memory, training)
         if not self.output_attention:
             return h, alignments
         return self._outputs(h, contexts, params)[0], alignments
@@ -700,7 +743,8 @@ class AttentionDecoder(keras.layers.Layer):
         mem = self.prepare_memory(memory, memory_mask)
         batch_size = ops.shape(inputs)[0]
         if initial_state is None:
-            cell_states = self.get_initial_state(batch_size)[: self._num_cell_states]
+            cell_states = self.get_initial_state(batch_size, memory=mem)
+            cell_states = cell_states[: self._num_cell_states]
         else:
             cell_states = [
                 ops.convert_to_tensor(state, dtype=self.compute_dtype)

@@ -64,6 +64,17 @@ class BaseAttention(keras.layers.Layer):
     4. optional dropout on the weights;
     5. `context = weights @ value`, shape `(B, T, dv)`; padded query rows are zero.
 
+    A scorer may depend on where it attended before (monotonic or
+    location-sensitive attention): it sets the class attribute `stateful =
+    True` and reads `previous_alignment` `(B, S)` in `compute_scores` and/or
+    `compute_weights`. The state starts as `initial_alignment(batch_size,
+    source_length)` and after each step becomes `next_alignment_state(weights,
+    previous_alignment)` (by default this step's weights, tfa's attention
+    state; a cumulative scorer adds them up). `AttentionDecoder` carries it
+    through training and generation, and the decoding loops (beam search
+    included) through `next_fn`'s state. A stateful scorer attends one decoder
+    step at a time. Stateless scorers never see any of it.
+
     Args:
         dropout: float in [0, 1), dropout rate on the attention weights.
         seed: optional int, the seed of the dropout.
@@ -91,6 +102,8 @@ class BaseAttention(keras.layers.Layer):
             decoder loop so that the S keys are not projected at every step.
         attention_mask: optional boolean `(B, T, S)` or `(T, S)` mask combined with
             `value_mask` (for example a causal mask).
+        previous_alignment: `(B, S)`, the state of a stateful scorer from the
+            previous step (default: `initial_alignment`); unused by the others.
 
     Returns:
         The context `(B, T, dv)` (or `(B, dv)` for a single step), and with
@@ -113,7 +126,39 @@ class BaseAttention(keras.layers.Layer):
         # The key shape `precompute_keys` saw before the first call, if it did.
         self._key_shape = None
 
+    # Whether the weights depend on the previous step's alignment state.
+    stateful = False
+
     # Hooks for subclasses.
+    def initial_alignment(self, batch_size, source_length, dtype="float32"):
+        """The alignment state before the first decoder step, `(B, S)`: zeros.
+
+        Stateful scorers override it (monotonic attention puts all the mass on
+        the first memory position).
+        """
+        return ops.zeros((batch_size, source_length), dtype=dtype)
+
+    def next_alignment_state(self, weights, previous_alignment):
+        """The state the next step reads as `previous_alignment`.
+
+        Args:
+            weights: `(B, S)`, this step's attention weights.
+            previous_alignment: `(B, S)`, the state this step read.
+
+        Returns:
+            `(B, S)`: by default `weights`.
+        """
+        return weights
+
+    def compute_weights(
+        self, scores, mask=None, previous_alignment=None, training=None
+    ):
+        """Weights `(B, T, S)` from scores: `probability_fn`, masked.
+
+        Stateful scorers may override it to use `previous_alignment` `(B, S)`.
+        """
+        return self._probabilities(scores, mask)
+
     def precompute_keys(self, key):
         """Projects the keys once per source. Returns what `compute_scores` needs.
 
@@ -123,8 +168,11 @@ class BaseAttention(keras.layers.Layer):
         """
         return key
 
-    def compute_scores(self, query, processed_key):
-        """Raw scores `(B, T, S)` from a query `(B, T, dq)` and processed keys."""
+    def compute_scores(self, query, processed_key, previous_alignment=None):
+        """Raw scores `(B, T, S)` from a query `(B, T, dq)` and processed keys.
+
+        `previous_alignment` `(B, S)` is given to stateful scorers only.
+        """
         raise NotImplementedError
 
     def _probabilities(self, scores, mask=None):
@@ -199,6 +247,7 @@ class BaseAttention(keras.layers.Layer):
         training=None,
         processed_key=None,
         attention_mask=None,
+        previous_alignment=None,
     ):
         self._validate(query, value, key)
         single_step = _rank(query) == 2
@@ -216,6 +265,7 @@ class BaseAttention(keras.layers.Layer):
             value_mask=value_mask,
             attention_mask=attention_mask,
             training=training,
+            previous_alignment=previous_alignment,
         )
         if single_step:
             context = ops.squeeze(context, 1)  # (B, dv)
@@ -233,10 +283,12 @@ class BaseAttention(keras.layers.Layer):
         value_mask=None,
         attention_mask=None,
         training=None,
+        previous_alignment=None,
     ):
         """Context and weights for a rank-3 query: the body of `call`, without checks.
 
-        A decoder loop calls this directly with keys it projected once.
+        A decoder loop calls this directly with keys it projected once (and,
+        for a stateful scorer, the state `previous_alignment` `(B, S)`).
 
         Before the layer's first call it builds itself from the shapes of
         `query` and `value` (and of the key that `precompute_keys` saw).
@@ -246,7 +298,20 @@ class BaseAttention(keras.layers.Layer):
         """
         if not self.built:
             self.build(tuple(query.shape), tuple(value.shape), self._key_shape)
-        scores = self.compute_scores(query, processed_key)  # (B, T, S)
+        if self.stateful:
+            if query.shape[1] is not None and query.shape[1] != 1:
+                raise ValueError(
+                    f"{self.__class__.__name__} depends on its previous alignment: "
+                    "it attends one decoder step at a time (a query of shape "
+                    f"(batch, dim)). Received: query.shape={tuple(query.shape)}"
+                )
+            if previous_alignment is None:
+                previous_alignment = self.initial_alignment(
+                    ops.shape(value)[0], ops.shape(value)[1], self.compute_dtype
+                )
+            scores = self.compute_scores(query, processed_key, previous_alignment)
+        else:
+            scores = self.compute_scores(query, processed_key)  # (B, T, S)
         mask = None
         if value_mask is not None:
             mask = ops.expand_dims(ops.cast(value_mask, "bool"), 1)  # (B, 1, S)
@@ -257,7 +322,10 @@ class BaseAttention(keras.layers.Layer):
                 if mask is None
                 else ops.logical_and(mask, attention_mask)
             )
-        weights = self._probabilities(scores, mask)  # (B, T, S)
+        if self.stateful:
+            weights = self.compute_weights(scores, mask, previous_alignment, training)
+        else:
+            weights = self._probabilities(scores, mask)  # (B, T, S)
         if query_mask is not None:
             keep = ops.cast(ops.expand_dims(query_mask, -1), weights.dtype)  # (B, T, 1)
             weights = weights * keep
@@ -286,6 +354,7 @@ class BaseAttention(keras.layers.Layer):
         training=None,
         processed_key=None,
         attention_mask=None,
+        previous_alignment=None,
     ):
         self._validate(query, value, key)
         context_shape = self.compute_output_shape(query.shape, value.shape)

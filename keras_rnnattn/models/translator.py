@@ -479,8 +479,10 @@ class Translator(Seq2SeqTask):
             cell_states = [bridge(summary) for bridge in self.bridges]
         else:
             num_states = (2 if self.cell == "lstm" else 1) * self.decoder_layers
-            cell_states = self.decoder.get_initial_state(ops.shape(source_ids)[0])
-            cell_states = cell_states[:num_states]
+            zeros = ops.zeros(
+                (ops.shape(source_ids)[0], self.units), self.compute_dtype
+            )
+            cell_states = [zeros] * num_states
         if not self.has_attention:
             memory = summary  # (B, memory_size): the fixed context of Cho et al.
         return memory, mask, cell_states, embedded
@@ -563,7 +565,10 @@ class Translator(Seq2SeqTask):
             mem = self.decoder.prepare_memory(memory)
         if self.lexical_model:
             mem["source_embeddings"] = embedded  # (B, S, emb)
-        states = self.decoder.get_initial_state(batch_size, cell_states)
+        if self.has_attention:
+            states = self.decoder.get_initial_state(batch_size, cell_states, mem)
+        else:
+            states = self.decoder.get_initial_state(batch_size, cell_states)
         return {"states": states, "memory": mem}
 
     def next_fn(self, token_ids, state):
