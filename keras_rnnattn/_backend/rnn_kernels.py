@@ -38,11 +38,26 @@ def own_rnn_kernels():
 
 
 def time_loop(fn, init, xs):
-    """`ops.scan(fn, init, xs)`, or the same as a Python loop (`loops_in_python`)."""
+    """`ops.scan(fn, init, xs)`, or the same as a Python loop (`loops_in_python`).
+
+    `xs` is a tensor or a nested structure of tensors, time on axis 0. `fn`
+    returns `(carry, y)` with `y` the new carry itself (Keras's TensorFlow
+    scan needs that). On TensorFlow the loop is `tf.scan`, whose while loop
+    has its number of iterations set: XLA (`jit_compile=True`) can then
+    differentiate it, which it cannot do for Keras's scan ("XLA compilation
+    requires a fixed tensor list size").
+    """
+    if keras.backend.backend() == "tensorflow":
+        import tensorflow as tf
+
+        ys = tf.scan(lambda carry, x_t: fn(carry, x_t)[0], xs, initializer=init)
+        return keras.tree.map_structure(lambda y: y[-1], ys), ys
     if not loops_in_python():
         return ops.scan(fn, init, xs)
     carry, ys = init, []
-    for x_t in ops.unstack(xs, axis=0):
+    flat = keras.tree.flatten(xs)
+    for parts in zip(*[ops.unstack(x, axis=0) for x in flat]):
+        x_t = keras.tree.pack_sequence_as(xs, list(parts))
         carry, y = fn(carry, x_t)
         ys.append(y)
     return carry, keras.tree.map_structure(lambda *y: ops.stack(y), *ys)
@@ -157,5 +172,5 @@ def run_rnn(rnn, inputs, initial_state=None, training=None):
         )
         return tuple(new_states), tuple(new_states)
 
-    _, history = ops.scan(body, tuple(states), ops.transpose(x, (1, 0, 2)))
+    _, history = time_loop(body, tuple(states), ops.transpose(x, (1, 0, 2)))
     return ops.transpose(history[0], (1, 0, 2))  # h for every step

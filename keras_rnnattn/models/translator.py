@@ -6,6 +6,7 @@ import keras
 from keras import ops
 
 from keras_rnnattn._backend import dense_2d, run_rnn
+from keras_rnnattn.decoding.scheduled import scheduled_sampling
 from keras_rnnattn.layers.attention_decoder import ATTENTIONS, CELLS, AttentionDecoder
 from keras_rnnattn.layers.plain_decoder import PlainDecoder
 from keras_rnnattn.layers.recurrent import gather_step, reverse_by_length
@@ -21,7 +22,7 @@ _CONFIG_NAMES = (
     "embedding_dim units encoder_units encoder_layers decoder_layers bidirectional "
     "cell attention "
     "query input_feeding attention_layer_size bridge dropout word_dropout "
-    "lexical_model share_embeddings share_decoder_embeddings fixnorm"
+    "lexical_model share_embeddings share_decoder_embeddings fixnorm scheduled_sampling"
 ).split()
 
 
@@ -110,6 +111,18 @@ class Translator(Seq2SeqTask):
             which helps rare words on small corpora (the paper uses 3.5).
             None: a plain Dense output layer. Not with
             `share_decoder_embeddings`.
+        scheduled_sampling: bool, train with scheduled sampling (Bengio et
+            al. 2015): in training (`fit`, or a call with `training=True`)
+            each target input token after the first is, independently per
+            row and step, the gold token with probability 1 - p or a token
+            sampled from the model's own previous output distribution (pad
+            and bos excluded) with probability p; the decoder then runs step
+            by step. p is the non-trainable variable `sampling_probability`
+            (0 at first), which `keras_rnnattn.callbacks.ScheduledSampling`
+            moves during training without recompiling; the draws come from
+            the model's own seed generator. Evaluation and decoding are as
+            without it. False: plain teacher forcing (the decoder's fast
+            paths kept) and no `sampling_probability` (None).
         max_source_length: int, the most source tokens (end token included)
             `translate` accepts: longer inputs raise a ValueError; `encode_pairs`
             truncates them.
@@ -183,6 +196,7 @@ class Translator(Seq2SeqTask):
         share_embeddings=False,
         share_decoder_embeddings=False,
         fixnorm=None,
+        scheduled_sampling=False,
         max_source_length=128,
         max_target_length=128,
         **kwargs,
@@ -247,6 +261,12 @@ class Translator(Seq2SeqTask):
                 "of the two."
             )
         self.fixnorm = None if fixnorm is None else float(fixnorm)
+        if not isinstance(scheduled_sampling, bool):
+            raise ValueError(
+                "`scheduled_sampling` must be True or False. Received: "
+                f"scheduled_sampling={scheduled_sampling!r}"
+            )
+        self.scheduled_sampling = scheduled_sampling
         self.bidirectional = bool(bidirectional)
         self.lexical_model = bool(lexical_model)
         self.share_embeddings = bool(share_embeddings)
@@ -354,6 +374,20 @@ class Translator(Seq2SeqTask):
             # (N, d) -> (N, V)
             self.output_dense = keras.layers.Dense(target_size, name="output_dense")
             self.output_projection = None
+        # Scheduled sampling: p, set from outside (a callback), and the
+        # generator of its random draws.
+        self.sampling_probability = None
+        if self.scheduled_sampling:
+            self.sampling_probability = self.add_weight(
+                shape=(),
+                initializer="zeros",
+                dtype="float32",
+                trainable=False,
+                name="sampling_probability",
+            )
+            self.sampling_seed_generator = keras.random.SeedGenerator(
+                name="sampling_seed_generator"
+            )
         self.build()  # every shape is known from the configuration
 
     def build(self, input_shape=None):
@@ -515,8 +549,14 @@ class Translator(Seq2SeqTask):
 
         Returns:
             `(logits (B, T, V) float32, alignments (B, T, S))`; the alignments
-            are None for `attention="none"`.
+            are None for `attention="none"`. With `scheduled_sampling=True`
+            and `training=True`, those of `sampled_forward_pass`.
         """
+        if self.scheduled_sampling and training:
+            logits, alignments, _ = self.sampled_forward_pass(
+                source_ids, target_in_ids, training=training
+            )
+            return logits, alignments
         memory, mask, cell_states, embedded = self._encode(
             source_ids, training=training
         )
@@ -546,6 +586,100 @@ class Translator(Seq2SeqTask):
         logits = ops.cast(logits, "float32")  # (B, T, V)
         return logits, alignments
 
+    def sampled_forward_pass(
+        self,
+        source_ids,
+        target_in_ids,
+        sampling_probability=None,
+        uniforms=None,
+        training=None,
+    ):
+        """Scheduled sampling: teacher forcing with some inputs drawn from the model.
+
+        The decoder runs step by step (`keras_rnnattn.decoding.
+        scheduled_sampling` over `AttentionDecoder.step`): at step t >= 1 each
+        row is fed, independently, `target_in_ids[:, t]` with probability
+        1 - p, or with probability p a token sampled from the softmax of its
+        own logits of step t - 1 (pad and bos excluded, as in decoding).
+        Dropout and word dropout apply as in `forward_pass`. p = 0 gives
+        `forward_pass`'s logits; p = 1, those of sampling from `next_fn`.
+
+        Args:
+            source_ids: int `(B, S)`, padded with 0 at the end.
+            target_in_ids: int `(B, T)`, `bos y_1 .. y_{T-1}`.
+            sampling_probability: p, a float in [0, 1] or a scalar tensor;
+                None reads the `sampling_probability` variable (with
+                `scheduled_sampling=True`).
+            uniforms: optional float `(B, T, 2)` in [0, 1), the random
+                numbers (see `scheduled_sampling`); None draws them from the
+                model's seed generator (Keras's global one without
+                `scheduled_sampling=True`).
+            training: bool.
+
+        Returns:
+            `(logits (B, T, V) float32, alignments (B, T, S) or None,
+            token_ids (B, T) int32)`, the last the tokens fed.
+        """
+        if sampling_probability is None:
+            if self.sampling_probability is None:
+                raise ValueError(
+                    "This Translator has no `sampling_probability` variable: "
+                    "pass `sampling_probability=p`, or build it with "
+                    "`scheduled_sampling=True`."
+                )
+            sampling_probability = self.sampling_probability
+        memory, mask, cell_states, embedded = self._encode(
+            source_ids, training=training
+        )
+        state = self._decoding_state(memory, mask, cell_states, embedded)
+        mem = state["memory"]
+        target_in_ids = ops.cast(target_in_ids, "int32")
+        shape = (ops.shape(target_in_ids)[0], ops.shape(target_in_ids)[1])
+        dtype = self.compute_dtype
+        # Dropout masks for all steps, drawn before the loop (a random op
+        # inside a scan would move the seed generator's state in the loop).
+        masks = {}
+        if self.word_dropout and training:
+            ones = ops.ones(shape + (1,), dtype=dtype)
+            masks["word"] = self.word_dropout_layer(ones, training=training)
+        if self.dropout and training:
+            emb, readout = self.embedding_dim, sum(self._readout_sizes)
+            ones = ops.ones(shape + (emb,), dtype=dtype)
+            masks["embedding"] = self.dropout_layer(ones, training=training)
+            ones = ops.ones(shape + (readout,), dtype=dtype)
+            masks["output"] = self.dropout_layer(ones, training=training)
+
+        def step_fn(token_ids, states, masks_t=None):
+            masks_t = masks_t or {}
+            y = self.target_embedding(token_ids)  # (B, emb)
+            for key in ("word", "embedding"):
+                if key in masks_t:
+                    y = y * masks_t[key]
+            output, states, alignment = self.decoder.step(
+                y, states, mem, training=training
+            )
+            if self.lexical_model:
+                output = self._lexical_readout(output, alignment, embedded)
+            if "output" in masks_t:
+                output = output * masks_t["output"]
+            logits = ops.cast(self._output_logits(output), "float32")  # (B, V)
+            if alignment is None:
+                return logits, states
+            return logits, states, alignment
+
+        tok = self.target_tokenizer
+        logits, token_ids, alignments = scheduled_sampling(
+            step_fn,
+            state["states"],
+            target_in_ids,
+            sampling_probability,
+            seed=getattr(self, "sampling_seed_generator", None),
+            uniforms=uniforms,
+            excluded_ids=(tok.pad_id, tok.bos_id),
+            step_inputs=masks or None,
+        )
+        return logits, alignments, token_ids
+
     def initial_state(self, source_ids):
         """The decoding state for `next_fn`: encoder memory and the first state.
 
@@ -558,7 +692,11 @@ class Translator(Seq2SeqTask):
             under `"source_embeddings"` for the lexical model).
         """
         memory, mask, cell_states, embedded = self._encode(source_ids, training=False)
-        batch_size = ops.shape(source_ids)[0]
+        return self._decoding_state(memory, mask, cell_states, embedded)
+
+    def _decoding_state(self, memory, mask, cell_states, embedded):
+        """`initial_state`'s dict from the results of `_encode`."""
+        batch_size = ops.shape(mask)[0]
         if self.has_attention:
             mem = self.decoder.prepare_memory(memory, mask)
         else:
