@@ -59,8 +59,9 @@ Keys of each group (absent where the mechanism has no such variable):
 - `attention_g` (): Bahdanau normalize's `attention_g` (the weight-norm scale),
   or Luong scale's `attention_g` (the learned scalar multiplying the score).
 - `attention_b` (4,): Bahdanau normalize's `attention_b`.
-- `score` (3, 3, 6): the raw scores, unmasked (computed with tfa's
-  `_luong_score` / `_bahdanau_score` on the same variables).
+- `score` (3, 3, 6): the raw scores before masking, from tfa's
+  `_luong_score` / `_bahdanau_score` on the same variables and tfa's keys
+  (`values @ memory_kernel`, the padded values being zero rows).
 - `alignments` (3, 3, 6): tfa's alignments for each query, `(B, T, S)`.
 - `context` (3, 3, 5): `alignments @ values` (tfa's values: the memory with
   padded rows zeroed), as tfa's `_compute_attention` computes it.
@@ -666,7 +667,7 @@ class Seq2SeqModel:
         return result
 
 
-def decoding(seed=3, scales=None):
+def decoding(seed=23, scales=None):
     rng = np.random.default_rng(seed)
     batch, source, depth, vocab, embed, units = 3, 6, 5, 12, 5, 6
     start_id, end_id, max_length = 1, 2, 8
@@ -688,14 +689,17 @@ def decoding(seed=3, scales=None):
         "max_length": np.int32(max_length),
     }
     set_var(model.embedding.embeddings, rng, 1.0, out, "embedding")
-    # Weight scales (normal standard deviations) picked so that the tokens
-    # vary, rows end at different steps (one not at all), and beam search
-    # differs from greedy search in every row.
+    # The seed and the weight scales (normal standard deviations) were picked
+    # so that the tokens vary, one row ends early and two never do, tfa's best
+    # beam differs from keras_rnnattn's in some rows and not in others, and the
+    # model is well conditioned: a 1e-6 change of the initial h moves no logit
+    # by more than 1.5e-5 over the 8 steps (larger weights amplified it 900
+    # times, and float32 rounding with it).
     scales = scales or {
-        "cell/": 0.8,
-        "mechanism/": 1.0,
-        "attention_layer/": 1.0,
-        "output/": 1.2,
+        "cell/": 0.5,
+        "mechanism/": 0.4,
+        "attention_layer/": 0.6,
+        "output/": 1.5,
     }
     for key, variable in model.weights().items():
         scale = next(s for prefix, s in scales.items() if key.startswith(prefix))
