@@ -82,14 +82,14 @@ def gate_step(kind, cell, x, states, recurrent_kernel, recurrent_bias=None):
 
 def rnn_kind(rnn):
     """`"gru"`/`"lstm"` for stock layers whose step `gate_step` reproduces."""
+    if not isinstance(rnn, (keras.layers.GRU, keras.layers.LSTM)):
+        return None  # any other cell (a stack, a user's cell) runs as it is
     cell = rnn.cell
     if cell.dropout or cell.recurrent_dropout or not cell.use_bias:
         return None
-    if isinstance(rnn, keras.layers.GRU) and cell.reset_after:
-        return "gru"
-    if isinstance(rnn, keras.layers.LSTM):
-        return "lstm"
-    return None
+    if isinstance(rnn, keras.layers.GRU):
+        return "gru" if cell.reset_after else None
+    return "lstm"
 
 
 def run_rnn(rnn, inputs, initial_state=None, training=None):

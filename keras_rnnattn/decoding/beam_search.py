@@ -4,15 +4,21 @@ import math
 import numbers
 from typing import Any, NamedTuple
 
+import keras
 from keras import ops
 
 from keras_rnnattn.decoding._common import (
+    FlatState,
     call_next_fn,
     check_end_id,
     check_int,
     map_state,
+    require_alignment,
     vocabulary_size,
+    where_rows,
+    write_at,
     write_column,
+    zero_history,
 )
 from keras_rnnattn.ops import device_scalar
 
@@ -29,6 +35,8 @@ def beam_search(
     length_penalty=0.0,
     coverage_penalty=0.0,
     num_return_sequences=1,
+    return_alignments=False,
+    return_state=False,
 ):
     """Decodes with beam search; returns the n best hypotheses of every row.
 
@@ -62,7 +70,11 @@ def beam_search(
     State handling: every tensor of `state`, encoder memory included, is
     repeated to `B * beam_size` rows (row `b * beam_size + k` is beam k of row
     b) and, after every step, reordered by parent beam with a gather along axis
-    0. Anything `next_fn` needs per row must therefore be part of `state`.
+    0 (None leaves stay None). Anything `next_fn` needs per row must therefore
+    be part of `state`. The alignment history of `return_alignments` is
+    reordered the same way, so each hypothesis keeps its own ancestry's; the
+    pool of finished hypotheses keeps their alignments and states only when
+    they are asked for.
     Before the loop, `next_fn` is called once on the B rows, to learn the
     vocabulary size and the alignment's shape; its results are not used (jit
     compiles that call away).
@@ -71,10 +83,13 @@ def beam_search(
         next_fn: `next_fn(token_ids, state) -> (logits, state)` or
             `(logits, state, alignment)`: `token_ids` `(N,)` int32, `logits`
             `(N, V)`, `alignment` `(N, S)` attention weights of this step, where
-            N is `B * beam_size` (B for the call before the loop). The returned
-            state must keep the structure, shapes and dtypes it received.
+            N is `B * beam_size` (B for the call before the loop); a list of
+            them (one per attention mechanism) for `return_alignments`. The
+            returned state must keep the structure, shapes and dtypes it
+            received.
         state: the initial model state, any nested structure (dict, list, tuple)
-            of tensors with leading dimension B (`()` for none).
+            of tensors with leading dimension B (`()` for none); None leaves
+            (an absent mask) are passed through as None.
         start_ids: `(B,)` int, the token fed at the first step.
         end_id: int, the end token.
         max_length: Python int >= 1, the most tokens a hypothesis has.
@@ -85,6 +100,9 @@ def beam_search(
             the alignment.
         num_return_sequences: int in [1, beam_size], hypotheses returned per
             row.
+        return_alignments: bool; also return each hypothesis's alignments.
+            Needs `next_fn` to return the alignment.
+        return_state: bool; also return each hypothesis's final model state.
 
     Returns:
         `(tokens, scores)`: `tokens` `(B, num_return_sequences, max_length)`
@@ -93,6 +111,16 @@ def beam_search(
         float32, s(Y) of each, best first. Distinct hypotheses always; a slot
         for which the search found no hypothesis (a vocabulary too small to
         give `num_return_sequences` of them) has score -inf and only `end_id`.
+        With `return_alignments` and/or `return_state`, `(tokens, scores,
+        alignments)`, `(tokens, scores, state)` or `(tokens, scores,
+        alignments, state)`: `alignments` `(B, num_return_sequences,
+        max_length, S)` (the structure of `next_fn`'s alignment, each leaf with
+        these two axes), position t the alignment of the step that produced the
+        hypothesis's token t, along its own ancestry, exactly 0 after its end
+        token; `state` the state `next_fn` returned for the hypothesis at the
+        step that produced its last token, each leaf `(B,
+        num_return_sequences, ...)`, None leaves None. An empty slot has zero
+        alignments and a zero state.
 
     Example:
 
@@ -120,6 +148,20 @@ def beam_search(
     >>> greedy, _ = greedy_search(next_fn, (), np.array([3]), end_id=0, max_length=3)
     >>> ops.convert_to_numpy(greedy).tolist()
     [[1, 1, 1]]
+    >>> # With an attention over 2 source positions that depends on the token
+    >>> # fed, and a state that counts the steps:
+    >>> def attending_fn(token_ids, state):
+    ...     logits, _ = next_fn(token_ids, state)
+    ...     return logits, state + 1, ops.one_hot(token_ids % 2, 2)
+    >>> tokens, scores, alignments, steps = beam_search(
+    ...     attending_fn, ops.zeros((1,), "int32"), np.array([3]), end_id=0,
+    ...     max_length=3, beam_size=3, num_return_sequences=2,
+    ...     return_alignments=True, return_state=True,
+    ... )
+    >>> ops.convert_to_numpy(alignments)[0, 0].tolist()  # [2, 0]: fed 3, then 2
+    [[0.0, 1.0], [1.0, 0.0], [0.0, 0.0]]
+    >>> ops.convert_to_numpy(steps).tolist()  # both hypotheses end at step 2
+    [[2, 2]]
     """
     end_id = check_end_id(end_id)
     max_length = check_int("max_length", max_length)
@@ -144,6 +186,8 @@ def beam_search(
     # (over how many source positions) `next_fn` returns attention; under jit
     # its unused results are compiled away.
     logits, _, alignment = call_next_fn(next_fn, start_ids, state)
+    if return_alignments:
+        require_alignment(alignment)
     if coverage_penalty > 0 and alignment is None:
         raise ValueError(
             "A coverage penalty needs the attention weights: `next_fn` must return "
@@ -158,6 +202,8 @@ def beam_search(
         vocab_size=vocabulary_size(logits),
         length_penalty=length_penalty,
         coverage_penalty=coverage_penalty,
+        return_alignments=bool(return_alignments),
+        return_state=bool(return_state),
     )
 
     def tile(x):  # (B, ...) -> (B * K, ...), the K beams of a row side by side
@@ -165,20 +211,38 @@ def beam_search(
 
     # The source length may be known only when run (a graph of variable S).
     source_length = ops.shape(alignment)[-1] if coverage_penalty > 0 else None
-    beams = search.initial_state(start_ids, map_state(tile, state), source_length)
+    flat_state = FlatState(state)
+    beams = search.initial_state(
+        start_ids,
+        flat_state.tensors(map_state(tile, state)),
+        source_length,
+        alignment if return_alignments else None,
+    )
 
     def body(beams):
         logits, model_state, alignment = call_next_fn(
-            next_fn, ops.reshape(beams.last_ids, (-1,)), beams.model_state
+            next_fn,
+            ops.reshape(beams.last_ids, (-1,)),
+            flat_state.pack(beams.model_state),
         )
+        model_state = flat_state.tensors(model_state)
         return (
             search.advance(beams._replace(model_state=model_state), logits, alignment),
         )
 
     (beams,) = ops.while_loop(search.is_running, body, (beams,))
-    found = ops.isfinite(beams.finished_scores)[:, :, None]  # (B, N, 1)
-    tokens = ops.where(found, beams.finished_seqs, end_id)
-    return tokens, beams.finished_scores
+    found = ops.isfinite(beams.finished_scores)  # (B, N)
+    tokens = ops.where(found[:, :, None], beams.finished_seqs, end_id)
+    outputs = (tokens, beams.finished_scores)
+
+    def found_only(x):  # zeros in the empty slots
+        return where_rows(found, x, ops.zeros_like(x))
+
+    if return_alignments:
+        outputs += (keras.tree.map_structure(found_only, beams.finished_alignments),)
+    if return_state:
+        outputs += (flat_state.pack([found_only(x) for x in beams.finished_state]),)
+    return outputs
 
 
 class _BeamState(NamedTuple):
@@ -196,12 +260,21 @@ class _BeamState(NamedTuple):
     # (B, K, S) float32: their summed attention per source position; () without a
     # coverage penalty.
     alive_coverage: Any
+    # Their alignment histories: `next_fn`'s alignment structure with (B, K, L, S)
+    # leaves, zero from `step` on; () unless alignments are returned.
+    alive_alignments: Any
     # (B, N, L) int32: the best finished hypotheses so far (ended or cut at L).
     finished_seqs: Any
     # (B, N) float32: their scores s(Y), best first; -inf marks an empty slot.
     finished_scores: Any
-    # The model state of the alive beams: nested (B * K, ...) tensors, or, while a
-    # step runs, the state `next_fn` returned for the beams before reordering.
+    # Their alignment histories, (B, N, L, S) leaves; () unless returned.
+    finished_alignments: Any
+    # Their final model states, a `FlatState` list of (B, N, ...) tensors; () unless
+    # returned.
+    finished_state: Any
+    # The model state of the alive beams: the `FlatState` list of its (B * K, ...)
+    # tensors, or, while a step runs, those `next_fn` returned for the beams
+    # before reordering.
     model_state: Any
 
 
@@ -217,6 +290,8 @@ class _BeamSearch:
         vocab_size,
         length_penalty,
         coverage_penalty,
+        return_alignments=False,
+        return_state=False,
     ):
         self.end_id = end_id
         self.max_length = max_length
@@ -225,12 +300,17 @@ class _BeamSearch:
         self.vocab_size = vocab_size
         self.length_penalty = length_penalty
         self.coverage_penalty = coverage_penalty
+        self.return_alignments = return_alignments
+        self.return_state = return_state
         # Enough candidates that `beam_size` of them do not end, whatever ends:
         # each beam contributes at most one candidate with the end token.
         self.num_candidates = min(2 * beam_size, beam_size * vocab_size)
 
-    def initial_state(self, start_ids, model_state, source_length):
-        """Before the first step: one live beam per row (the others -inf)."""
+    def initial_state(self, start_ids, model_state, source_length, alignment=None):
+        """Before the first step: one live beam per row (the others -inf).
+
+        `model_state` is the list of the tiled state's tensors, `alignment` the
+        one `next_fn` returned for the B rows when alignments are returned."""
         batch_size = ops.shape(start_ids)[0]
         k, n, length = self.beam_size, self.num_return_sequences, self.max_length
         first_beam = ops.where(ops.arange(k) == 0, 0.0, _NEG_INF)  # (K,)
@@ -238,14 +318,34 @@ class _BeamSearch:
             coverage = ()
         else:
             coverage = ops.zeros((batch_size, k, source_length), dtype="float32")
+        alive_alignments = finished_alignments = finished_state = ()
+        if self.return_alignments:
+            alive_alignments = keras.tree.map_structure(
+                lambda a: zero_history(a, (batch_size, k, length)), alignment
+            )  # (B, K, L, S) leaves
+            finished_alignments = keras.tree.map_structure(
+                lambda a: zero_history(a, (batch_size, n, length)), alignment
+            )  # (B, N, L, S) leaves
+        if self.return_state:
+            finished_state = [
+                ops.zeros_like(
+                    _gather_beams(
+                        _per_beam(x, k), ops.zeros((batch_size, n), dtype="int32")
+                    )
+                )
+                for x in model_state
+            ]  # (B, N, ...) each
         return _BeamState(
             step=ops.convert_to_tensor(0, dtype="int32"),
             last_ids=ops.repeat(start_ids[:, None], k, axis=1),
             alive_seqs=ops.full((batch_size, k, length), self.end_id, dtype="int32"),
             alive_log_probs=ops.zeros((batch_size, k), dtype="float32") + first_beam,
             alive_coverage=coverage,
+            alive_alignments=alive_alignments,
             finished_seqs=ops.full((batch_size, n, length), self.end_id, dtype="int32"),
             finished_scores=ops.full((batch_size, n), _NEG_INF, dtype="float32"),
+            finished_alignments=finished_alignments,
+            finished_state=finished_state,
             model_state=model_state,
         )
 
@@ -290,7 +390,7 @@ class _BeamSearch:
         alive_ids = ops.cast(alive_ids, "int32")
         alive_parents = ops.take_along_axis(parents, alive_ids, axis=1)  # (B, K)
         rows = _flat_index(alive_parents, k)  # (B * K,)
-        model_state = map_state(lambda x: ops.take(x, rows, axis=0), beams.model_state)
+        model_state = [ops.take(x, rows, axis=0) for x in beams.model_state]
 
         # The candidates that end now are scored and merged into the pool.
         scores = cand_log_probs
@@ -298,10 +398,10 @@ class _BeamSearch:
             scores = scores / self.lp(ops.cast(beams.step + 1, "float32"))
         coverage = beams.alive_coverage
         if self.coverage_penalty > 0.0:
-            alignment = ops.reshape(
+            weights = ops.reshape(
                 ops.cast(alignment, "float32"), (-1, k, ops.shape(coverage)[-1])
-            )
-            cand_coverage = _gather_beams(coverage + alignment, parents)  # (B, C, S)
+            )  # (B, K, S)
+            cand_coverage = _gather_beams(coverage + weights, parents)  # (B, C, S)
             scores = scores + self.cp(cand_coverage)
             coverage = _gather_beams(cand_coverage, alive_ids)  # (B, K, S)
         # Only candidates among the K most probable end (as in fairseq and
@@ -310,8 +410,43 @@ class _BeamSearch:
         scores = ops.where(ops.logical_and(ending, in_top_k), scores, neg_inf)
         pool_scores = ops.concatenate([beams.finished_scores, scores], axis=1)
         finished_scores, best = ops.top_k(pool_scores, self.num_return_sequences)
+        best = ops.cast(best, "int32")  # (B, N) in [0, N + C)
         pool_seqs = ops.concatenate([beams.finished_seqs, cand_seqs], axis=1)
-        finished_seqs = _gather_beams(pool_seqs, ops.cast(best, "int32"))
+        finished_seqs = _gather_beams(pool_seqs, best)
+
+        # The alignments and states of the hypotheses in the pool: those of a
+        # candidate are its parent beam's, so they are picked from the N
+        # finished and the K beams (not from the C candidates).
+        alive_alignments = beams.alive_alignments
+        finished_alignments = beams.finished_alignments
+        finished_state = beams.finished_state
+        if self.return_alignments or self.return_state:
+            n = self.num_return_sequences
+            n_tensor = device_scalar(n, "int32")
+            parent_of_best = ops.take_along_axis(
+                parents, ops.maximum(best - n_tensor, 0), axis=1
+            )  # (B, N)
+            sources = ops.where(best < n_tensor, best, n_tensor + parent_of_best)
+        if self.return_alignments:
+            # This step's alignment at its position, then reordered like the seqs.
+            written = keras.tree.map_structure(
+                lambda history, a: write_at(history, 2, beams.step, _per_beam(a, k)),
+                beams.alive_alignments,
+                alignment,
+            )  # (B, K, L, S) leaves
+            alive_alignments = keras.tree.map_structure(
+                lambda w: _gather_beams(w, alive_parents), written
+            )
+            finished_alignments = keras.tree.map_structure(
+                lambda f, w: _gather_beams(ops.concatenate([f, w], axis=1), sources),
+                beams.finished_alignments,
+                written,
+            )
+        if self.return_state:
+            finished_state = [
+                _gather_beams(ops.concatenate([f, _per_beam(x, k)], axis=1), sources)
+                for f, x in zip(beams.finished_state, beams.model_state)
+            ]  # (B, N, ...) each
 
         return _BeamState(
             step=beams.step + 1,
@@ -319,8 +454,11 @@ class _BeamSearch:
             alive_seqs=_gather_beams(cand_seqs, alive_ids),
             alive_log_probs=alive_log_probs,
             alive_coverage=coverage,
+            alive_alignments=alive_alignments,
             finished_seqs=finished_seqs,
             finished_scores=finished_scores,
+            finished_alignments=finished_alignments,
+            finished_state=finished_state,
             model_state=model_state,
         )
 
@@ -347,6 +485,11 @@ def _flat_index(beam_ids, num_beams):
     batch_size = ops.shape(beam_ids)[0]
     offsets = ops.arange(batch_size, dtype="int32")[:, None] * num_beams  # (B, 1)
     return ops.reshape(beam_ids + offsets, (-1,))
+
+
+def _per_beam(x, num_beams):
+    """`(B * num_beams, ...)` -> `(B, num_beams, ...)`."""
+    return ops.reshape(x, (-1, num_beams) + tuple(ops.shape(x)[1:]))
 
 
 def _gather_beams(x, beam_ids):

@@ -23,6 +23,8 @@ def sample(
     top_k=None,
     top_p=None,
     seed=None,
+    return_alignments=False,
+    return_state=False,
 ):
     """Decodes by drawing every token from the model's (filtered) distribution.
 
@@ -45,10 +47,13 @@ def sample(
     Args:
         next_fn: `next_fn(token_ids, state) -> (logits, state)` or
             `(logits, state, alignment)`: `token_ids` `(B,)` int32, `logits`
-            `(B, V)`; the returned state must keep the structure, shapes and
-            dtypes of the one it received. An alignment is ignored.
+            `(B, V)`, `alignment` `(B, S)` attention weights of this step (or a
+            list of them); the returned state must keep the structure, shapes
+            and dtypes of the one it received. The alignment is used only with
+            `return_alignments=True`.
         state: the initial model state, any nested structure (dict, list, tuple)
-            of tensors with leading dimension B (`()` for none).
+            of tensors with leading dimension B (`()` for none); None leaves are
+            passed through as None.
         start_ids: `(B,)` int, the token fed at the first step.
         end_id: int, the end token.
         max_length: Python int >= 1, the number of tokens produced.
@@ -59,6 +64,10 @@ def sample(
         seed: int, or None for Keras's global seed generator (under `jax.jit`
             pass an int). A `keras.random.SeedGenerator` also works eagerly.
             Repeatable on one backend; each backend has its own random stream.
+        return_alignments: bool; also return the alignment of every token, as
+            in `greedy_search` (`next_fn` must return it).
+        return_state: bool; also return the final model state, as in
+            `greedy_search`: each row's at the step that drew its end token.
 
     Returns:
         `(tokens, scores)`: `tokens` `(B, max_length)` int32, without the start
@@ -67,7 +76,10 @@ def sample(
         tokens under the distribution they were drawn from: the
         `log_softmax` of the temperature-scaled, top-k/top-p-filtered logits
         (so the model's own log-probabilities when `temperature=1` and nothing
-        is filtered, and 0 per step for `top_k=1`).
+        is filtered, and 0 per step for `top_k=1`). With `return_alignments`
+        and/or `return_state`, `(tokens, scores, alignments)`, `(tokens,
+        scores, state)` or `(tokens, scores, alignments, state)`, shaped as in
+        `greedy_search`.
 
     Example:
 
@@ -86,6 +98,16 @@ def sample(
     >>> again, _ = sample(next_fn, (), start_ids, end_id=0, max_length=5, seed=7)
     >>> bool(np.all(ops.convert_to_numpy(tokens) == ops.convert_to_numpy(again)))
     True
+    >>> # A state that counts the steps: each row's count is its length.
+    >>> def counting_fn(token_ids, state):
+    ...     return next_fn(token_ids, state)[0], state + 1
+    >>> tokens, _, steps = sample(
+    ...     counting_fn, ops.zeros((3,), "int32"), start_ids, end_id=0,
+    ...     max_length=5, seed=7, return_state=True,
+    ... )
+    >>> lengths = np.cumsum(ops.convert_to_numpy(tokens) == 0, axis=1) <= 1
+    >>> bool(np.all(ops.convert_to_numpy(steps) == lengths.sum(axis=1)))
+    True
     """
     max_length = check_int("max_length", max_length)
     _check_options(end_id, temperature, top_k, top_p)
@@ -93,12 +115,30 @@ def sample(
     batch_size = ops.shape(start_ids)[0]
     uniforms = draw_uniforms((max_length, batch_size), seed)  # (L, B)
     return sample_with_uniforms(
-        next_fn, state, start_ids, end_id, uniforms, temperature, top_k, top_p
+        next_fn,
+        state,
+        start_ids,
+        end_id,
+        uniforms,
+        temperature,
+        top_k,
+        top_p,
+        return_alignments=return_alignments,
+        return_state=return_state,
     )
 
 
 def sample_with_uniforms(
-    next_fn, state, start_ids, end_id, uniforms, temperature=1.0, top_k=None, top_p=None
+    next_fn,
+    state,
+    start_ids,
+    end_id,
+    uniforms,
+    temperature=1.0,
+    top_k=None,
+    top_p=None,
+    return_alignments=False,
+    return_state=False,
 ):
     """`sample` with its random numbers given: uniforms `(max_length, B)` in [0, 1).
 
@@ -119,7 +159,16 @@ def sample_with_uniforms(
         chosen = ops.take_along_axis(log_probs, token_ids[:, None], axis=-1)
         return token_ids, chosen[:, 0]
 
-    return token_loop(next_fn, state, start_ids, end_id, max_length, choose)
+    return token_loop(
+        next_fn,
+        state,
+        start_ids,
+        end_id,
+        max_length,
+        choose,
+        return_alignments=bool(return_alignments),
+        return_state=bool(return_state),
+    )
 
 
 def _filtered_log_probs(logits, temperature=1.0, top_k=None, top_p=None):

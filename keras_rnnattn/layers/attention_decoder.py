@@ -11,6 +11,7 @@ from keras_rnnattn.layers.score_layers import score_layer
 CELLS = ("gru", "lstm")
 ATTENTIONS = ("bahdanau", "luong_dot", "luong_general", "luong_concat")
 QUERIES = ("previous", "current")
+LAYER_SIZES = ("auto", "concat")
 
 
 @keras.saving.register_keras_serializable(package="keras_rnnattn")
@@ -20,66 +21,100 @@ class AttentionDecoder(keras.layers.Layer):
     The Keras 3 successor of tfa's `AttentionWrapper`. One `step` holds the
     recurrence; `call` drives it over a whole target sequence (teacher forcing)
     with `keras.ops.scan` (a Python loop on torch), and generation drives the
-    same `step` one token at a time. B is the batch, T the target length, S the source length.
+    same `step` one token at a time. B is the batch, T the target length, S the
+    source length.
+
+    With `query="current"` (Luong et al., 2015; tfa's `AttentionWrapper`) step t is
+
+    1. h_t = cell([x_t; o_{t-1}], h_{t-1})  (input feeding; without it, x_t);
+    2. c_t, a_t = attention(query=h_t, memory);
+    3. o_t = f(W_c [c_t; h_t]), the attentional vector (Luong's h̃_t); the
+       step outputs o_t (or h_t with `output_attention=False`).
 
     With `query="previous"` (Bahdanau et al., 2015) step t is
 
     1. c_t, a_t = attention(query=s_{t-1}, memory);
     2. s_t = cell([x_t; c_t], s_{t-1})  (the context enters with the input;
        without input feeding the cell sees x_t alone);
-    3. o_t = tanh(W_c [c_t; s_t]).
+    3. o_t = f(W_c [c_t; s_t]).
 
-    With `query="current"` (Luong et al., 2015) step t is
+    f is `attention_activation` (tanh by default, as in Luong et al.; None is
+    tfa's linear attention layer), W_c has `attention_layer_size` outputs, and
+    `attention_layer` replaces f(W_c .) by any layer. Without an attention
+    layer (`attention_layer_size=None`, as in tfa) o_t = c_t;
+    `attention_layer_size="concat"` gives o_t = [h_t; c_t].
 
-    1. h_t = cell([x_t; o_{t-1}], h_{t-1})  (input feeding; without it, x_t);
-    2. c_t, a_t = attention(query=h_t, memory);
-    3. o_t = tanh(W_c [c_t; h_t]), the attentional state h̃_t.
+    Several attention mechanisms (`attention=[...]`, as in tfa) each attend
+    with the same query; each has its own W_c (or none), and o_t is the
+    concatenation of their attentional vectors. A stacked cell
+    (`keras.layers.StackedRNNCells`, or a list of cells) is queried with its
+    top layer's output, as in tfa.
 
-    With `attention_layer_size=None`, o_t = [h_t; c_t] instead of step 3.
     Work that does not depend on the previous step is done once, outside the
-    loop: the input part of the cell's kernel for all T steps, the key
-    projection of the memory, and (when o_t is not fed back) W_c. Without input
-    feeding the recurrence does not depend on attention, so the whole target
-    sequence goes through a stock `keras.layers.GRU`/`LSTM` (with the fastest
-    kernel of the backend: PyTorch's fused one on torch) and attention runs for
-    all steps at once (`use_fast_path`); the result is the same.
+    loop: the input part of the cell's kernel for all T steps (named cells),
+    the key projections of the memory, and W_c when o_t is not fed back.
+    Without input feeding the recurrence does not depend on attention, so the
+    whole target sequence goes through a stock Keras RNN layer (with the
+    fastest kernel of the backend: PyTorch's fused one on torch) and attention
+    runs for all steps at once (`use_fast_path`); the result is the same.
 
     Args:
-        units: int, the size of the recurrent state. May be left None when
-            `cell` is a cell instance with a `units` attribute.
-        cell: `"gru"`, `"lstm"`, or a Keras RNN cell instance (such as
-            `keras.layers.GRUCell(64)`). With a name, the step uses the cell's
+        units: int, the size of the recurrent state (of the top layer for a
+            stacked cell). May be left None when `cell` is a cell instance
+            with a `units` attribute (or a stack whose top cell has one).
+        cell: `"gru"`, `"lstm"`, a Keras RNN cell instance (such as
+            `keras.layers.GRUCell(64)`), a `keras.layers.StackedRNNCells`, or a
+            list of cells (stacked). With a name, the step uses the cell's
             kernels directly so that the input projection is done once for all
             steps; an instance is called as it is at every step.
         attention: `"bahdanau"`, `"luong_dot"`, `"luong_general"`,
-            `"luong_concat"`, or an attention layer instance (a `BaseAttention`
+            `"luong_concat"`, an attention layer instance (a `BaseAttention`
             subclass or `keras.layers.MultiHeadAttention`, whose weights are
-            averaged over heads for the alignment).
-        query: `"previous"` or `"current"`; None picks `"previous"` for
-            Bahdanau attention and `"current"` otherwise.
+            averaged over heads for the alignment), or a list of these:
+            several mechanisms, each with its alignments.
+        query: `"previous"` or `"current"`; None picks `"previous"` for a
+            single Bahdanau attention and `"current"` otherwise.
         input_feeding: bool. `"previous"`: the context c_t is concatenated
-            with the input of the cell. `"current"`: the previous output
-            o_{t-1} is concatenated with the next input.
-        attention_layer_size: int, the size of o_t = tanh(W_c [c_t; h_t]);
-            `"auto"` uses `units`; None outputs [h_t; c_t] (size
-            `units + memory depth`).
+            with the input of the cell. `"current"`: the previous attentional
+            vector o_{t-1} is concatenated with the next input (tfa's
+            `cell_input_fn`).
+        attention_layer_size: the size of W_c's output: an int, `"auto"`
+            (= `units`), a list of ints (one per mechanism), None (no
+            attention layer: o_t = c_t, tfa's default) or `"concat"`
+            (o_t = [h_t; c_t], size `units` plus the memory depths).
         use_fast_path: bool, with `input_feeding=False` run the recurrence
             through a stock Keras RNN layer and attend for all steps at once.
+        attention_activation: the activation f of the attention layer: a
+            Keras activation name or function, or None (linear, tfa's
+            attention layer). Default `"tanh"` (Luong et al.).
+        attention_layer: optional Keras layer (or a list, one per mechanism)
+            used instead of f(W_c .), called on [c_t; h_t] (tfa's
+            `attention_layer`, whose input is [h_t; c_t]: see the migration
+            guide for porting its weights). Leave `attention_layer_size` at
+            `"auto"` or None with it.
+        output_attention: bool, output o_t (True) or the cell output h_t
+            (False, tfa's `output_attention=False`); o_t is fed back either way.
         **kwargs: base layer arguments (`name`, `dtype`, ...).
 
     Call arguments:
         inputs: `(B, T, input_dim)`, the embedded target inputs y_0..y_{T-1}.
-        memory: `(B, S, memory_dim)`, the encoder outputs (keys and values).
+        memory: `(B, S, memory_dim)`, the encoder outputs (keys and values);
+            with several mechanisms, one tensor shared by all or a list, one
+            per mechanism.
         initial_state: optional list of the cell's states (`[h]` for a GRU,
-            `[h, c]` for an LSTM), each `(B, units)`; zeros by default.
+            `[h, c]` for an LSTM; for a stack, the list of each layer's states,
+            nested or flat, bottom layer first), each `(B, units)`; zeros by
+            default.
         inputs_mask: optional boolean `(B, T)`; outputs and alignments at
             padded target positions are zero. Filled in from Keras masks.
-        memory_mask: optional boolean `(B, S)`; padded source positions get
-            attention weight 0 at every step. Filled in from Keras masks.
+        memory_mask: optional boolean `(B, S)` (a list with a list of
+            memories); padded source positions get attention weight 0 at every
+            step. Filled in from Keras masks.
         training: bool, whether dropout (of the attention layer) is active.
 
     Returns:
-        `(outputs, alignments)`: `(B, T, output_size)` and `(B, T, S)`.
+        `(outputs, alignments)`: `(B, T, output_size)` and `(B, T, S)` (a list
+        of those with several mechanisms).
 
     Example:
 
@@ -96,6 +131,19 @@ class AttentionDecoder(keras.layers.Layer):
     >>> out, states, weights = decoder.step(targets[:, 0], states, mem)
     >>> tuple(out.shape), tuple(weights.shape)
     ((2, 16), (2, 5))
+
+    tfa's `AttentionWrapper(cell, [bahdanau, luong], attention_layer_size=[6, 4])`
+    over a two-layer LSTM:
+
+    >>> from keras_rnnattn.layers import BahdanauAttention, LuongAttention
+    >>> stacked = AttentionDecoder(
+    ...     cell=[keras.layers.LSTMCell(16), keras.layers.LSTMCell(16)],
+    ...     attention=[BahdanauAttention(16), LuongAttention("general")],
+    ...     query="current", attention_layer_size=[6, 4],
+    ...     attention_activation=None)
+    >>> outputs, (a_1, a_2) = stacked(targets, memory)
+    >>> tuple(outputs.shape), tuple(a_1.shape), tuple(a_2.shape)
+    ((2, 4, 10), (2, 4, 5), (2, 4, 5))
     """
 
     def __init__(
@@ -107,92 +155,81 @@ class AttentionDecoder(keras.layers.Layer):
         input_feeding=True,
         attention_layer_size="auto",
         use_fast_path=True,
+        attention_activation="tanh",
+        attention_layer=None,
+        output_attention=True,
         **kwargs,
     ):
         super().__init__(**kwargs)
-        if isinstance(cell, str):
-            if cell not in CELLS:
-                raise ValueError(
-                    f"`cell` must be one of {CELLS} or a Keras RNN cell instance. "
-                    f"Received: cell={cell!r}"
-                )
-            if not isinstance(units, int) or units < 1:
-                raise ValueError(
-                    f"`units` must be a positive int with cell={cell!r}. "
-                    f"Received: units={units}"
-                )
-        elif isinstance(cell, keras.layers.Layer) and hasattr(cell, "state_size"):
-            cell_units = getattr(cell, "units", None)
-            if units is None:
-                units = cell_units
-            if not isinstance(units, int) or units < 1:
-                raise ValueError(
-                    "`units` must be a positive int: pass it, or a cell with a "
-                    f"`units` attribute. Received: units={units}"
-                )
-            if cell_units is not None and cell_units != units:
-                raise ValueError(
-                    f"`units` must match the cell's units ({cell_units}). "
-                    f"Received: units={units}"
-                )
-        else:
+        if isinstance(cell, (list, tuple)):
+            _check_stack(cell)
+            cell = keras.layers.StackedRNNCells(list(cell), name="stacked_cells")
+        units = _check_cell(cell, units)
+        self._multi = isinstance(attention, (list, tuple))
+        specs = list(attention) if self._multi else [attention]
+        if not specs:
             raise ValueError(
-                f"`cell` must be one of {CELLS} or a Keras RNN cell instance (a "
-                f"layer with `state_size`). Received: cell={cell!r}"
+                "`attention` must be an attention or a non-empty list of "
+                "attentions. Received: attention=[]"
             )
-
-        if isinstance(attention, str):
-            if attention not in ATTENTIONS:
-                raise ValueError(
-                    f"`attention` must be one of {ATTENTIONS} or an attention layer "
-                    "instance (for Luong's location score, "
-                    "`LuongAttention(score='location', source_length=S)`). "
-                    f"Received: attention={attention!r}"
-                )
-        elif not isinstance(
-            attention, (BaseAttention, keras.layers.MultiHeadAttention)
-        ):
-            raise ValueError(
-                "`attention` must be a name or an instance of BaseAttention or "
-                f"keras.layers.MultiHeadAttention. Received: attention={attention!r}"
-            )
-        is_bahdanau = attention == "bahdanau" or isinstance(
-            attention, BahdanauAttention
-        )
+        for spec in specs:
+            _check_attention(spec)
         if query is None:
-            query = "previous" if is_bahdanau else "current"
+            single_bahdanau = not self._multi and (
+                attention == "bahdanau" or isinstance(attention, BahdanauAttention)
+            )
+            query = "previous" if single_bahdanau else "current"
         if query not in QUERIES:
             raise ValueError(
                 f"`query` must be one of {QUERIES} or None. Received: query={query!r}"
             )
-        if attention_layer_size is not None and attention_layer_size != "auto":
-            if not isinstance(attention_layer_size, int) or attention_layer_size < 1:
+        sizes = _layer_sizes(attention_layer_size, units, len(specs), self._multi)
+        if attention_layer is not None:
+            if attention_layer_size not in ("auto", None):
                 raise ValueError(
-                    "`attention_layer_size` must be a positive int, 'auto' or None. "
+                    "`attention_layer` and `attention_layer_size` cannot both be "
+                    "set (as in tfa): leave `attention_layer_size` at 'auto'. "
                     f"Received: attention_layer_size={attention_layer_size!r}"
                 )
+            layers = attention_layer if self._multi else [attention_layer]
+            if (
+                not isinstance(layers, (list, tuple))
+                or len(layers) != len(specs)
+                or not all(isinstance(layer, keras.layers.Layer) for layer in layers)
+            ):
+                raise ValueError(
+                    "`attention_layer` must be a Keras layer (with several "
+                    "attentions, a list of one layer per attention). Received: "
+                    f"attention_layer={attention_layer!r}"
+                )
+        try:
+            self._activation = keras.activations.get(attention_activation)
+        except (ValueError, TypeError) as error:
+            raise ValueError(
+                "`attention_activation` must be a Keras activation name or "
+                "function, or None for a linear attention layer. Received: "
+                f"attention_activation={attention_activation!r}"
+            ) from error
 
         self.units = units
         self.query = query
         self.input_feeding = bool(input_feeding)
         self.attention_layer_size = attention_layer_size
         self.use_fast_path = bool(use_fast_path)
+        self.attention_activation = attention_activation
+        self.output_attention = bool(output_attention)
+        self._concat = attention_layer_size == "concat"
+        self._sizes = None if attention_layer is not None else sizes
         # Names are kept for the config; instances are tracked once, inside the
         # RNN layer and as `self.attention`.
         self._cell_name = cell if isinstance(cell, str) else None
-        self._attention_name = attention if isinstance(attention, str) else None
-        self._size = units if attention_layer_size == "auto" else attention_layer_size
+        self._attention_names = [
+            spec if isinstance(spec, str) else None for spec in specs
+        ]
 
-        if cell == "gru":
-            self.rnn = keras.layers.GRU(
-                units,
-                return_sequences=True,
-                return_state=True,
-                dtype=self.dtype_policy,
-                name="rnn",
-            )
-        elif cell == "lstm":
-            self.rnn = keras.layers.LSTM(
+        if cell in CELLS:
+            rnn = keras.layers.GRU if cell == "gru" else keras.layers.LSTM
+            self.rnn = rnn(
                 units,
                 return_sequences=True,
                 return_state=True,
@@ -207,22 +244,39 @@ class AttentionDecoder(keras.layers.Layer):
                 dtype=self.dtype_policy,
                 name="rnn",
             )
-        self.attention = (
-            score_layer(attention, units, name="attention")
-            if isinstance(attention, str)
-            else attention
-        )
+        mechanisms = [
+            score_layer(spec, units, name=_indexed("attention", i, self._multi))
+            if isinstance(spec, str)
+            else spec
+            for i, spec in enumerate(specs)
+        ]
+        self.attention = mechanisms if self._multi else mechanisms[0]
+        # W_c: one Dense layer per mechanism, a user's layer, or none.
         self.attention_dense = None
-        if self._size is not None:
-            self.attention_dense = keras.layers.Dense(
-                self._size,
-                use_bias=False,
-                activation="tanh",
-                dtype=self.dtype_policy,
-                name="attention_dense",
-            )
-        self._num_cell_states = len(keras.tree.flatten(self.cell.state_size))
-        self.context_size = None
+        self.attention_layer = None
+        if attention_layer is not None:
+            self.attention_layer = attention_layer
+        elif sizes is not None:
+            dense = [
+                keras.layers.Dense(
+                    size,
+                    use_bias=False,
+                    activation=attention_activation,
+                    dtype=self.dtype_policy,
+                    name=_indexed("attention_dense", i, self._multi),
+                )
+                for i, size in enumerate(sizes)
+            ]
+            self.attention_dense = dense if self._multi else dense[0]
+        flat_sizes = keras.tree.flatten(self.cell.state_size)
+        self._num_cell_states = len(flat_sizes)
+        # Where the top layer's output h is in the flat state list.
+        self._query_index = 0
+        if isinstance(self.cell, keras.layers.StackedRNNCells):
+            top = len(keras.tree.flatten(self.cell.cells[-1].state_size))
+            self._query_index = self._num_cell_states - top
+        self.context_sizes = None
+        self.attention_size = None
         self.supports_masking = True
 
     # Structure.
@@ -230,6 +284,25 @@ class AttentionDecoder(keras.layers.Layer):
     def cell(self):
         """The recurrent cell (shared with the fast path's RNN layer)."""
         return self.rnn.cell
+
+    @property
+    def mechanisms(self):
+        """The attention layers, as a list (one item for a single attention)."""
+        return list(self.attention) if self._multi else [self.attention]
+
+    def _readout_layers(self):
+        """The attention layers W_c (Dense or a user's), a list, or None."""
+        layers = self.attention_layer
+        if layers is None:
+            layers = self.attention_dense
+        if layers is None:
+            return None
+        return list(layers) if self._multi else [layers]
+
+    @property
+    def context_size(self):
+        """The summed depth of the contexts (known once the layer is built)."""
+        return None if self.context_sizes is None else sum(self.context_sizes)
 
     @property
     def _feeds_output(self):
@@ -242,16 +315,15 @@ class AttentionDecoder(keras.layers.Layer):
 
     @property
     def output_size(self):
-        """The size of o_t (known once the layer is built)."""
-        if self._size is not None:
-            return self._size
-        if self.context_size is None:
-            return None
-        return self.units + self.context_size
+        """The size of the outputs (known once the layer is built)."""
+        if not self.output_attention:
+            return self.units
+        return self.attention_size
 
     def build(self, inputs_shape, memory_shape):
         input_dim = inputs_shape[-1]
-        if input_dim is None or memory_shape[-1] is None:
+        memory_shapes = self._per_mechanism(memory_shape, "memory", shapes=True)
+        if input_dim is None or any(shape[-1] is None for shape in memory_shapes):
             raise ValueError(
                 "AttentionDecoder needs known feature sizes. Received: "
                 f"inputs_shape={inputs_shape}, memory_shape={memory_shape}"
@@ -260,22 +332,61 @@ class AttentionDecoder(keras.layers.Layer):
         feed_dim = 0
         if self.input_feeding:
             feed_dim = (
-                self.output_size if self.query == "current" else self.context_size
+                self.attention_size if self.query == "current" else self.context_size
             )
         self.input_dim = input_dim
         self.rnn.build((None, None, input_dim + feed_dim))
-        if self.attention_dense is not None:
-            self.attention_dense.build((None, self.context_size + self.units))
         self.built = True
 
     def _build_attention(self, memory_shape):
-        """Builds the attention layer: the queries are the cell's `units` outputs."""
+        """Builds the attention layers and W_c: the queries are `units` outputs."""
         query_shape = (None, None, self.units)
-        if not self.attention.built:
-            self.attention.build(query_shape, tuple(memory_shape))
-        self.context_size = self.attention.compute_output_shape(
-            query_shape, tuple(memory_shape)
-        )[-1]
+        shapes = self._per_mechanism(memory_shape, "memory", shapes=True)
+        self.context_sizes = []
+        for mechanism, shape in zip(self.mechanisms, shapes):
+            if not mechanism.built:
+                mechanism.build(query_shape, tuple(shape))
+            self.context_sizes.append(
+                mechanism.compute_output_shape(query_shape, tuple(shape))[-1]
+            )
+        layers = self._readout_layers()
+        if self._concat:
+            self.attention_size = self.units + self.context_size
+        elif layers is None:
+            self.attention_size = self.context_size
+        else:
+            self.attention_size = 0
+            for layer, size in zip(layers, self.context_sizes):
+                shape = (None, size + self.units)
+                if not layer.built:
+                    layer.build(shape)
+                self.attention_size += layer.compute_output_shape(shape)[-1]
+
+    def _per_mechanism(self, value, name, shapes=False):
+        """`value` as a list with one item per mechanism (one shared, or a list)."""
+        count = len(self.mechanisms)
+        is_list = isinstance(value, (list, tuple)) and (
+            not shapes or isinstance(value[0], (list, tuple))
+        )
+        if not is_list:
+            return [value] * count
+        if len(value) != count:
+            raise ValueError(
+                f"With {count} attentions, `{name}` must be one tensor or a list "
+                f"of {count}. Received a list of {len(value)}."
+            )
+        return list(value)
+
+    def _cell_structure(self, cell_states):
+        """The flat cell states in the structure the cell takes."""
+        if not isinstance(self.cell, keras.layers.StackedRNNCells):
+            return list(cell_states)
+        nested, start = [], 0  # plain lists: JAX takes no tracked ones
+        for cell in self.cell.cells:
+            count = len(keras.tree.flatten(cell.state_size))
+            nested.append(list(cell_states[start : start + count]))
+            start += count
+        return nested
 
     # The pieces of a step.
     def _params(self):
@@ -294,7 +405,9 @@ class AttentionDecoder(keras.layers.Layer):
             else:
                 params["bias_in"] = bias
         if self.attention_dense is not None:
-            params["attention_kernel"] = ops.cast(self.attention_dense.kernel, dtype)
+            params["attention_kernels"] = [
+                ops.cast(layer.kernel, dtype) for layer in self._readout_layers()
+            ]
         return params
 
     def _project_inputs(self, inputs, params):
@@ -304,11 +417,13 @@ class AttentionDecoder(keras.layers.Layer):
         return ops.matmul(inputs, params["kernel_in"]) + params["bias_in"]
 
     def _cell_step(self, x, cell_states, feed, params, training):
-        """The recurrence: new output h and cell states from projected input x."""
+        """The recurrence: the top output h and the flat cell states from input x."""
         if self._cell_name is None:
             if feed is not None:
                 x = ops.concatenate([x, feed], axis=-1)
-            h, new_states = self.cell(x, list(cell_states), training=training)
+            h, new_states = self.cell(
+                x, self._cell_structure(cell_states), training=training
+            )
             return h, list(keras.tree.flatten(new_states))
         if feed is not None:
             x = x + ops.matmul(feed, params["kernel_feed"])  # (B, G)
@@ -321,10 +436,10 @@ class AttentionDecoder(keras.layers.Layer):
             params.get("bias_rec"),
         )
 
-    def _attend(self, query, memory, training):
+    def _attend(self, mechanism, query, memory, training):
         """Context `(B, T, dv)` and weights `(B, T, S)` for a query `(B, T, units)`."""
-        if isinstance(self.attention, BaseAttention):
-            return self.attention.attend(
+        if isinstance(mechanism, BaseAttention):
+            return mechanism.attend(
                 query,
                 memory["values"],
                 memory["keys"],
@@ -334,7 +449,7 @@ class AttentionDecoder(keras.layers.Layer):
         mask = memory["mask"]
         if mask is not None:
             mask = ops.expand_dims(mask, 1)  # (B, 1, S)
-        context, weights = self.attention(
+        context, weights = mechanism(
             query,
             memory["values"],
             key=memory["keys"],
@@ -344,64 +459,106 @@ class AttentionDecoder(keras.layers.Layer):
         )  # weights: (B, heads, T, S)
         return context, ops.mean(weights, axis=1)
 
-    def _readout(self, h, context, params):
-        """o = tanh(W_c [c; h]), or [h; c] without an attention layer."""
-        if self.attention_dense is None:
-            return ops.concatenate([h, context], axis=-1)
-        pre = ops.concatenate([context, h], axis=-1)  # (..., dv + units)
-        return ops.tanh(ops.matmul(pre, params["attention_kernel"]))
+    def _attend_all(self, query, memory, training):
+        """Each mechanism's context `(B, T, dv_i)` and weights `(B, T, S_i)`."""
+        memories = memory if self._multi else [memory]
+        contexts, alignments = [], []
+        for mechanism, mem in zip(self.mechanisms, memories):
+            context, alignment = self._attend(mechanism, query, mem, training)
+            contexts.append(context)
+            alignments.append(alignment)
+        return contexts, alignments
+
+    def _attention_vector(self, h, contexts, params):
+        """o = f(W_c [c; h]) per mechanism, concatenated; c, or [h; c] without W_c."""
+        if self._concat:
+            return ops.concatenate([h] + contexts, axis=-1)
+        layers = self._readout_layers()
+        if layers is None:
+            return contexts[0] if len(contexts) == 1 else ops.concatenate(contexts, -1)
+        parts = []
+        for i, (layer, context) in enumerate(zip(layers, contexts)):
+            pre = ops.concatenate([context, h], axis=-1)  # (..., dv + units)
+            if self.attention_layer is not None:
+                parts.append(layer(pre))
+            else:
+                kernel = params["attention_kernels"][i]
+                parts.append(self._activation(ops.matmul(pre, kernel)))
+        return parts[0] if len(parts) == 1 else ops.concatenate(parts, axis=-1)
+
+    def _outputs(self, h, contexts, params):
+        """The layer's output and o_t from h and the contexts."""
+        attention = self._attention_vector(h, contexts, params)
+        return (attention if self.output_attention else h), attention
 
     def _step(self, x, states, memory, params, training=None, readout=True):
         """The decoder step on a projected input `x` `(B, G)`.
 
-        With `readout=False` the output is [h; c] and W_c is left to the caller
-        (the training loop applies it to all steps at once when o_t is not fed back).
+        With `readout=False` (only when o_t is not fed back) the output is
+        [h; c_1; ...] and the attention layers are left to the caller, which
+        applies them to all steps at once.
         """
         cell_states = list(states[: self._num_cell_states])
         if self.query == "previous":
-            context, alignment = self._attend(
-                ops.expand_dims(cell_states[0], 1), memory, training
-            )  # (B, 1, dv), (B, 1, S)
-            context = ops.squeeze(context, 1)
-            feed = context if self.input_feeding else None
+            query = ops.expand_dims(cell_states[self._query_index], 1)  # (B, 1, u)
+            contexts, alignments = self._attend_all(query, memory, training)
+            contexts = [ops.squeeze(context, 1) for context in contexts]
+            feed = None
+            if self.input_feeding:
+                feed = (
+                    contexts[0] if len(contexts) == 1 else ops.concatenate(contexts, -1)
+                )
             h, cell_states = self._cell_step(x, cell_states, feed, params, training)
         else:
             feed = states[self._num_cell_states] if self.input_feeding else None
             h, cell_states = self._cell_step(x, cell_states, feed, params, training)
-            context, alignment = self._attend(ops.expand_dims(h, 1), memory, training)
-            context = ops.squeeze(context, 1)
-        alignment = ops.squeeze(alignment, 1)  # (B, S)
+            contexts, alignments = self._attend_all(
+                ops.expand_dims(h, 1), memory, training
+            )
+            contexts = [ops.squeeze(context, 1) for context in contexts]
+        alignments = [ops.squeeze(alignment, 1) for alignment in alignments]  # (B, S)
         if readout:
-            output = self._readout(h, context, params)
+            output, attention = self._outputs(h, contexts, params)
         else:
-            output = ops.concatenate([h, context], axis=-1)
-        new_states = cell_states + ([output] if self._feeds_output else [])
-        return output, new_states, alignment
+            output, attention = ops.concatenate([h] + contexts, axis=-1), None
+        new_states = cell_states + ([attention] if self._feeds_output else [])
+        return output, new_states, alignments if self._multi else alignments[0]
 
     # Public API for generation.
     def prepare_memory(self, memory, memory_mask=None):
         """Encoder memory for `step`: computed once per source, reused at every step.
 
         Args:
-            memory: `(B, S, memory_dim)` encoder outputs.
-            memory_mask: optional boolean `(B, S)`, True at real positions.
+            memory: `(B, S, memory_dim)` encoder outputs (with several
+                attentions, one shared tensor or a list, one per attention).
+            memory_mask: optional boolean `(B, S)`, True at real positions (a
+                list with a list of memories).
 
-        Before the layer's first call it builds the attention layer from
-        `memory.shape` (and `step` builds the rest from its inputs).
+        Before the layer's first call it builds the attention layers from the
+        memory's shape (and `step` builds the rest from its inputs).
 
         Returns:
             A dict `{"values": (B, S, dv), "keys": projected keys, "mask": (B, S)
-            bool or None}`.
+            bool or None}`; with several attentions, a list of such dicts.
         """
-        memory = ops.convert_to_tensor(memory, dtype=self.compute_dtype)
+        memories = self._per_mechanism(memory, "memory")
+        memories = [
+            ops.convert_to_tensor(m, dtype=self.compute_dtype) for m in memories
+        ]
+        masks = self._per_mechanism(memory_mask, "memory_mask")
         if not self.built:
-            self._build_attention(memory.shape)
-        if isinstance(self.attention, BaseAttention):
-            keys = self.attention.precompute_keys(memory)
-        else:
-            keys = memory
-        mask = None if memory_mask is None else ops.cast(memory_mask, "bool")
-        return {"values": memory, "keys": keys, "mask": mask}
+            self._build_attention(
+                [m.shape for m in memories] if self._multi else memories[0].shape
+            )
+        prepared = []
+        for mechanism, values, mask in zip(self.mechanisms, memories, masks):
+            if isinstance(mechanism, BaseAttention):
+                keys = mechanism.precompute_keys(values)
+            else:
+                keys = values
+            mask = None if mask is None else ops.cast(mask, "bool")
+            prepared.append({"values": values, "keys": keys, "mask": mask})
+        return prepared if self._multi else prepared[0]
 
     def get_initial_state(self, batch_size, cell_states=None):
         """The state list that `step` expects: the cell's states, then o_0 = 0 if fed.
@@ -409,10 +566,11 @@ class AttentionDecoder(keras.layers.Layer):
         Args:
             batch_size: int or scalar tensor.
             cell_states: optional list of the cell's initial states, each
-                `(B, units)`; zeros by default.
+                `(B, units)` (a stack's may be nested per layer); zeros by
+                default.
 
         Returns:
-            A list of `(B, ...)` tensors.
+            A flat list of `(B, ...)` tensors.
         """
         dtype = self.compute_dtype
         if cell_states is None:
@@ -428,7 +586,7 @@ class AttentionDecoder(keras.layers.Layer):
                 f"{len(states)} initial states."
             )
         if self._feeds_output:
-            states.append(ops.zeros((batch_size, self.output_size), dtype=dtype))
+            states.append(ops.zeros((batch_size, self.attention_size), dtype=dtype))
         return states
 
     def step(self, inputs_t, states, memory, training=None):
@@ -437,7 +595,7 @@ class AttentionDecoder(keras.layers.Layer):
         Args:
             inputs_t: `(B, input_dim)`, the embedded previous token.
             states: the list from `get_initial_state` or the previous step.
-            memory: the dict from `prepare_memory`.
+            memory: what `prepare_memory` returned.
             training: bool.
 
         Before the layer's first call it builds itself from the shapes of
@@ -445,17 +603,28 @@ class AttentionDecoder(keras.layers.Layer):
 
         Returns:
             `outputs_t` `(B, output_size)`, the new state list, and the
-            attention weights `alignment_t` `(B, S)`.
+            attention weights `alignment_t` `(B, S)` (a list with several
+            attentions).
         """
         dtype = self.compute_dtype
         if not self.built:
-            self.build(tuple(inputs_t.shape), tuple(memory["values"].shape))
+            memories = memory if self._multi else [memory]
+            shapes = [tuple(m["values"].shape) for m in memories]
+            self.build(tuple(inputs_t.shape), shapes if self._multi else shapes[0])
         params = self._params()
         x = self._project_inputs(ops.convert_to_tensor(inputs_t, dtype=dtype), params)
         states = [ops.convert_to_tensor(state, dtype=dtype) for state in states]
         return self._step(x, states, memory, params, training)
 
     # Drivers over a whole target sequence.
+    def _split_raw(self, raw):
+        """h and the contexts from [h; c_1; ...] `(..., units + dv)`."""
+        parts, start = [], 0
+        for size in [self.units] + self.context_sizes:
+            parts.append(raw[..., start : start + size])
+            start += size
+        return parts[0], parts[1:]
+
     def _run_scan(self, inputs, cell_states, memory, training):
         params = self._params()
         x = self._project_inputs(inputs, params)  # (B, T, G), all steps at once
@@ -463,43 +632,53 @@ class AttentionDecoder(keras.layers.Layer):
         states = self.get_initial_state(batch_size, cell_states)
         readout = self._feeds_output  # otherwise W_c is applied after the loop
         step_size = self.output_size if readout else self.units + self.context_size
+        dtype = self.compute_dtype
+        memories = memory if self._multi else [memory]
+        no_alignments = [
+            ops.zeros((batch_size, ops.shape(m["values"])[1]), dtype=dtype)
+            for m in memories
+        ]
         init = (
             tuple(states),
-            ops.zeros((batch_size, step_size), dtype=self.compute_dtype),
-            ops.zeros(
-                (batch_size, ops.shape(memory["values"])[1]), dtype=self.compute_dtype
-            ),
+            ops.zeros((batch_size, step_size), dtype=dtype),
+            tuple(no_alignments),
         )
 
         def body(carry, x_t):
             output, new_states, alignment = self._step(
                 x_t, list(carry[0]), memory, params, training, readout=readout
             )
+            alignment = alignment if self._multi else [alignment]
             # The per-step output is the carry itself: TF's scan needs that.
-            new_carry = (tuple(new_states), output, alignment)
+            new_carry = (tuple(new_states), output, tuple(alignment))
             return new_carry, new_carry
 
         _, history = time_loop(body, init, ops.transpose(x, (1, 0, 2)))
         outputs = ops.transpose(history[1], (1, 0, 2))  # (B, T, step_size)
-        alignments = ops.transpose(history[2], (1, 0, 2))  # (B, T, S)
+        alignments = [ops.transpose(a, (1, 0, 2)) for a in history[2]]  # (B, T, S)
         if not readout:
-            outputs = self._readout(
-                outputs[..., : self.units], outputs[..., self.units :], params
+            h, contexts = self._split_raw(outputs)
+            outputs = (
+                h
+                if not self.output_attention
+                else self._outputs(h, contexts, params)[0]
             )
         return outputs, alignments
 
     def _run_fast(self, inputs, cell_states, memory, training):
         params = self._params()
-        h = run_rnn(self.rnn, inputs, cell_states, training)  # (B, T, units)
+        h = run_rnn(
+            self.rnn, inputs, self._cell_structure(cell_states), training
+        )  # (B, T, units)
         if self.query == "current":
             queries = h
         else:  # s_{t-1}: the initial state, then all but the last output
-            queries = ops.concatenate(
-                [ops.expand_dims(ops.cast(cell_states[0], h.dtype), 1), h[:, :-1]],
-                axis=1,
-            )
-        context, alignments = self._attend(queries, memory, training)
-        return self._readout(h, context, params), alignments
+            first = ops.cast(cell_states[self._query_index], h.dtype)
+            queries = ops.concatenate([ops.expand_dims(first, 1), h[:, :-1]], axis=1)
+        contexts, alignments = self._attend_all(queries, memory, training)
+        if not self.output_attention:
+            return h, alignments
+        return self._outputs(h, contexts, params)[0], alignments
 
     def call(
         self,
@@ -510,11 +689,13 @@ class AttentionDecoder(keras.layers.Layer):
         memory_mask=None,
         training=None,
     ):
-        if len(inputs.shape) != 3 or len(memory.shape) != 3:
+        memories = self._per_mechanism(memory, "memory")
+        if len(inputs.shape) != 3 or any(len(m.shape) != 3 for m in memories):
             raise ValueError(
                 "AttentionDecoder expects inputs (batch, target_length, dim) and "
                 "memory (batch, source_length, dim). Received: "
-                f"inputs.shape={tuple(inputs.shape)}, memory.shape={tuple(memory.shape)}"
+                f"inputs.shape={tuple(inputs.shape)}, memory shapes="
+                f"{[tuple(m.shape) for m in memories]}"
             )
         mem = self.prepare_memory(memory, memory_mask)
         batch_size = ops.shape(inputs)[0]
@@ -537,20 +718,26 @@ class AttentionDecoder(keras.layers.Layer):
         if inputs_mask is not None:
             keep = ops.cast(ops.expand_dims(inputs_mask, -1), outputs.dtype)  # (B,T,1)
             outputs = outputs * keep
-            alignments = alignments * ops.cast(keep, alignments.dtype)
-        return outputs, alignments
+            alignments = [a * ops.cast(keep, a.dtype) for a in alignments]
+        return outputs, alignments if self._multi else alignments[0]
 
     def compute_mask(self, inputs, previous_mask=None):
         if previous_mask is None:
             return None
-        return [previous_mask, previous_mask]
+        alignments = [previous_mask] * len(self.mechanisms)
+        return [previous_mask, alignments if self._multi else alignments[0]]
 
     def compute_output_shape(self, inputs_shape, memory_shape):
+        shapes = self._per_mechanism(memory_shape, "memory", shapes=True)
         size = self.output_size
-        if size is None:
-            size = self.units + memory_shape[-1]
+        if size is None and self._sizes is not None:  # not built
+            size = sum(self._sizes)
+        elif size is None and self.attention_layer is None:  # not built, no W_c
+            size = sum(shape[-1] for shape in shapes)
+            size += self.units if self._concat else 0
         batch, length = inputs_shape[0], inputs_shape[1]
-        return (batch, length, size), (batch, length, memory_shape[1])
+        alignments = [(batch, length, shape[1]) for shape in shapes]
+        return (batch, length, size), alignments if self._multi else alignments[0]
 
     def compute_output_spec(
         self,
@@ -561,27 +748,48 @@ class AttentionDecoder(keras.layers.Layer):
         memory_mask=None,
         training=None,
     ):
-        out_shape, align_shape = self.compute_output_shape(inputs.shape, memory.shape)
-        return (
-            keras.KerasTensor(out_shape, dtype=self.compute_dtype),
-            keras.KerasTensor(align_shape, dtype=self.compute_dtype),
+        memories = self._per_mechanism(memory, "memory")
+        shapes = [m.shape for m in memories]
+        out_shape, align_shapes = self.compute_output_shape(
+            inputs.shape, shapes if self._multi else shapes[0]
         )
+        dtype = self.compute_dtype
+        if self._multi:
+            alignments = [keras.KerasTensor(s, dtype=dtype) for s in align_shapes]
+        else:
+            alignments = keras.KerasTensor(align_shapes, dtype=dtype)
+        return keras.KerasTensor(out_shape, dtype=dtype), alignments
 
     def get_config(self):
         config = super().get_config()
-        cell = self._cell_name or keras.saving.serialize_keras_object(self.cell)
-        attention = self._attention_name or keras.saving.serialize_keras_object(
-            self.attention
-        )
+        serialize = keras.saving.serialize_keras_object
+        cell = self._cell_name or serialize(self.cell)
+        attention = [
+            name or serialize(mechanism)
+            for name, mechanism in zip(self._attention_names, self.mechanisms)
+        ]
+        attention_layer = self.attention_layer
+        if attention_layer is not None:
+            attention_layer = (
+                [serialize(layer) for layer in attention_layer]
+                if self._multi
+                else serialize(attention_layer)
+            )
+        activation = self.attention_activation
+        if activation is not None and not isinstance(activation, str):
+            activation = keras.activations.serialize(activation)
         config.update(
             {
                 "units": self.units,
                 "cell": cell,
-                "attention": attention,
+                "attention": attention if self._multi else attention[0],
                 "query": self.query,
                 "input_feeding": self.input_feeding,
                 "attention_layer_size": self.attention_layer_size,
                 "use_fast_path": self.use_fast_path,
+                "attention_activation": activation,
+                "attention_layer": attention_layer,
+                "output_attention": self.output_attention,
             }
         )
         return config
@@ -589,7 +797,125 @@ class AttentionDecoder(keras.layers.Layer):
     @classmethod
     def from_config(cls, config):
         config = dict(config)
-        for key in ("cell", "attention"):
-            if isinstance(config.get(key), dict):
-                config[key] = keras.saving.deserialize_keras_object(config[key])
+        if (
+            "output_attention" not in config
+            and config.get("attention_layer_size") is None
+        ):
+            # Saved before `attention_layer_size=None` took tfa's meaning (o_t = c_t):
+            # None then meant o_t = [h_t; c_t].
+            config["attention_layer_size"] = "concat"
+        for key in ("cell", "attention", "attention_layer"):
+            config[key] = _deserialize(config.get(key))
+        activation = config.get("attention_activation")
+        if isinstance(activation, dict):
+            config["attention_activation"] = keras.activations.deserialize(activation)
         return cls(**config)
+
+
+def _indexed(name, index, multi):
+    return f"{name}_{index}" if multi else name
+
+
+def _deserialize(value):
+    if isinstance(value, dict):
+        return keras.saving.deserialize_keras_object(value)
+    if isinstance(value, list):
+        return [_deserialize(item) for item in value]
+    return value
+
+
+def _check_cell(cell, units):
+    """The decoder's `units` for `cell` (a name or a cell instance), or raises."""
+    if isinstance(cell, str):
+        if cell not in CELLS:
+            raise ValueError(
+                f"`cell` must be one of {CELLS}, a Keras RNN cell instance or a "
+                f"list of cells. Received: cell={cell!r}"
+            )
+        if not isinstance(units, int) or units < 1:
+            raise ValueError(
+                f"`units` must be a positive int with cell={cell!r}. "
+                f"Received: units={units}"
+            )
+        return units
+    if not (isinstance(cell, keras.layers.Layer) and hasattr(cell, "state_size")):
+        raise ValueError(
+            f"`cell` must be one of {CELLS}, a Keras RNN cell instance (a layer "
+            f"with `state_size`) or a list of cells. Received: cell={cell!r}"
+        )
+    if isinstance(cell, keras.layers.StackedRNNCells):
+        _check_stack(cell.cells)
+        top = cell.cells[-1]
+    else:
+        top = cell
+    cell_units = getattr(top, "units", None)
+    if units is None:
+        units = cell_units
+    if not isinstance(units, int) or units < 1:
+        raise ValueError(
+            "`units` must be a positive int: pass it, or a cell with a "
+            f"`units` attribute. Received: units={units}"
+        )
+    if cell_units is not None and cell_units != units:
+        raise ValueError(
+            f"`units` must match the (top) cell's units ({cell_units}). "
+            f"Received: units={units}"
+        )
+    return units
+
+
+def _check_stack(cells):
+    if not cells:
+        raise ValueError("A stack of cells needs at least one cell. Received: cell=[]")
+    for item in cells:
+        if not (isinstance(item, keras.layers.Layer) and hasattr(item, "state_size")):
+            raise ValueError(
+                "Every cell of a stack must be a Keras RNN cell instance (a "
+                f"layer with `state_size`). Received: {item!r}"
+            )
+
+
+def _check_attention(attention):
+    if isinstance(attention, str):
+        if attention not in ATTENTIONS:
+            raise ValueError(
+                f"`attention` must be one of {ATTENTIONS}, an attention layer "
+                "instance (for Luong's location score, "
+                "`LuongAttention(score='location', source_length=S)`), or a list "
+                f"of these. Received: attention={attention!r}"
+            )
+    elif not isinstance(attention, (BaseAttention, keras.layers.MultiHeadAttention)):
+        raise ValueError(
+            "`attention` must be a name or an instance of BaseAttention or "
+            f"keras.layers.MultiHeadAttention (or a list of these). "
+            f"Received: attention={attention!r}"
+        )
+
+
+def _layer_sizes(size, units, count, multi):
+    """The output size of each mechanism's W_c, or None without W_c."""
+    if size is None or size == "concat":
+        return None
+    if size == "auto":
+        return [units] * count
+    if isinstance(size, (list, tuple)):
+        if (
+            not multi
+            or len(size) != count
+            or not all(
+                isinstance(s, int) and not isinstance(s, bool) and s > 0 for s in size
+            )
+        ):
+            raise ValueError(
+                "A list `attention_layer_size` needs a list of attentions of the "
+                "same length and positive ints (one size per attention). "
+                f"Received: attention_layer_size={size!r} for {count} attention(s)"
+            )
+        return list(size)
+    if isinstance(size, bool) or not isinstance(size, int) or size < 1:
+        raise ValueError(
+            "`attention_layer_size` must be a positive int, a list of them (one "
+            f"per attention), {LAYER_SIZES!r} or None. "
+            f"Received: attention_layer_size={size!r}"
+        )
+    return [size] * count

@@ -25,6 +25,9 @@ class BahdanauAttention(BaseAttention):
         normalize: bool, use the weight-normalised score.
         dropout: float in [0, 1), dropout on the attention weights.
         seed: optional int, the seed of the dropout.
+        probability_fn: `"softmax"` (default), `"hardmax"`, `"sparsemax"` or a
+            callable `(scores, mask) -> weights`: how the scores become weights
+            (see `BaseAttention`).
         **kwargs: base layer arguments.
 
     Call arguments:

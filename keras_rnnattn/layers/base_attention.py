@@ -1,9 +1,18 @@
-"""The shared machinery of the scorer layers: masks, softmax, context."""
+"""The shared machinery of the scorer layers: masks, normalisation, context."""
+
+import inspect
 
 import keras
 from keras import ops
 
-from keras_rnnattn.ops import masked_softmax
+from keras_rnnattn.ops import hardmax, masked_softmax, sparsemax
+
+# The `probability_fn` names and what they run: each takes (scores, mask).
+PROBABILITY_FNS = {
+    "softmax": masked_softmax,
+    "hardmax": hardmax,
+    "sparsemax": sparsemax,
+}
 
 
 def _rank(x):
@@ -13,6 +22,30 @@ def _rank(x):
 def _same(a, b):
     """Static dimensions agree, or at least one is unknown."""
     return a is None or b is None or a == b
+
+
+def _check_probability_fn(probability_fn):
+    if isinstance(probability_fn, str):
+        if probability_fn in PROBABILITY_FNS:
+            return probability_fn
+    elif callable(probability_fn):
+        return probability_fn
+    raise ValueError(
+        f"`probability_fn` must be one of {tuple(PROBABILITY_FNS)} or a callable "
+        "`(scores, mask) -> weights`. Received: "
+        f"probability_fn={probability_fn!r}"
+    )
+
+
+def _is_registered(fn):
+    """Whether `keras.saving` can find `fn` (or the class of a callable object)."""
+    target = fn if inspect.isfunction(fn) or inspect.isclass(fn) else type(fn)
+    if inspect.isfunction(target) and target.__name__ == "<lambda>":
+        return False
+    if not inspect.isfunction(target) and target.__module__.startswith("keras."):
+        return True  # Keras's own classes serialize without registration
+    name = keras.saving.get_registered_name(target)
+    return keras.saving.get_registered_object(name) is target
 
 
 @keras.saving.register_keras_serializable(package="keras_rnnattn")
@@ -25,14 +58,25 @@ class BaseAttention(keras.layers.Layer):
 
     1. keys are projected once: `processed_key = precompute_keys(key)`;
     2. `scores = compute_scores(query, processed_key)`, shape `(B, T, S)`;
-    3. masked softmax over the source positions: padded keys get weight exactly 0,
-       a query whose keys are all masked gets all-zero weights (never NaN);
+    3. `weights = probability_fn(scores, mask)` over the source positions (the
+       masked softmax by default): padded keys get weight exactly 0, a query
+       whose keys are all masked gets all-zero weights (never NaN);
     4. optional dropout on the weights;
     5. `context = weights @ value`, shape `(B, T, dv)`; padded query rows are zero.
 
     Args:
         dropout: float in [0, 1), dropout rate on the attention weights.
         seed: optional int, the seed of the dropout.
+        probability_fn: how scores become weights over the source positions:
+            `"softmax"` (the default: `ops.masked_softmax`), `"hardmax"` (a
+            one-hot of the best unmasked position, the first on ties:
+            `ops.hardmax`), `"sparsemax"` (Martins and Astudillo 2016: the
+            projection onto the simplex, exact zeros for low scores:
+            `ops.sparsemax`), or a callable `(scores, mask) -> weights` with
+            `scores` `(B, T, S)` and `mask` a boolean tensor broadcastable to
+            it, or None. The mask is applied to a callable's weights as well. To
+            save a layer with a callable, register it with
+            `keras.saving.register_keras_serializable`.
         **kwargs: base `keras.layers.Layer` arguments (`name`, `dtype`, ...).
 
     Call arguments:
@@ -53,12 +97,13 @@ class BaseAttention(keras.layers.Layer):
         `return_attention_scores=True` also the weights `(B, T, S)` (or `(B, S)`).
     """
 
-    def __init__(self, dropout=0.0, seed=None, **kwargs):
+    def __init__(self, dropout=0.0, seed=None, probability_fn="softmax", **kwargs):
         super().__init__(**kwargs)
         if not 0.0 <= float(dropout) < 1.0:
             raise ValueError(
                 f"`dropout` must be a float in [0, 1). Received: dropout={dropout}"
             )
+        self.probability_fn = _check_probability_fn(probability_fn)
         self.dropout = float(dropout)
         self.seed = seed
         self.seed_generator = (
@@ -81,6 +126,24 @@ class BaseAttention(keras.layers.Layer):
     def compute_scores(self, query, processed_key):
         """Raw scores `(B, T, S)` from a query `(B, T, dq)` and processed keys."""
         raise NotImplementedError
+
+    def _probabilities(self, scores, mask=None):
+        """Weights `(B, T, S)` from scores `(B, T, S)`: `probability_fn`, masked.
+
+        Args:
+            scores: the raw scores `(B, T, S)`.
+            mask: optional boolean tensor broadcastable to `scores`.
+
+        Returns:
+            Weights of the dtype of `scores`, exactly 0 where `mask` is False.
+        """
+        if isinstance(self.probability_fn, str):
+            return PROBABILITY_FNS[self.probability_fn](scores, mask)
+        weights = ops.cast(self.probability_fn(scores, mask), scores.dtype)
+        if mask is None:
+            return weights
+        # `where`, not a product: NaN or inf at a masked position becomes 0 too.
+        return ops.where(mask, weights, ops.zeros_like(weights))
 
     # Validation.
     def _validate(self, query, value, key):
@@ -194,7 +257,7 @@ class BaseAttention(keras.layers.Layer):
                 if mask is None
                 else ops.logical_and(mask, attention_mask)
             )
-        weights = masked_softmax(scores, mask)  # (B, T, S)
+        weights = self._probabilities(scores, mask)  # (B, T, S)
         if query_mask is not None:
             keep = ops.cast(ops.expand_dims(query_mask, -1), weights.dtype)  # (B, T, 1)
             weights = weights * keep
@@ -243,5 +306,32 @@ class BaseAttention(keras.layers.Layer):
 
     def get_config(self):
         config = super().get_config()
-        config.update({"dropout": self.dropout, "seed": self.seed})
+        probability_fn = self.probability_fn
+        if not isinstance(probability_fn, str):
+            if not _is_registered(probability_fn):
+                raise ValueError(
+                    f"{self.__class__.__name__}: `probability_fn` must be registered "
+                    "to be saved: define it as a named function (not a lambda) "
+                    "and decorate it with "
+                    "`@keras.saving.register_keras_serializable()`. Received: "
+                    f"probability_fn={probability_fn!r}"
+                )
+            probability_fn = keras.saving.serialize_keras_object(probability_fn)
+        config.update(
+            {
+                "dropout": self.dropout,
+                "seed": self.seed,
+                "probability_fn": probability_fn,
+            }
+        )
         return config
+
+    @classmethod
+    def from_config(cls, config):
+        probability_fn = config.get("probability_fn")
+        if isinstance(probability_fn, dict):
+            config = {
+                **config,
+                "probability_fn": keras.saving.deserialize_keras_object(probability_fn),
+            }
+        return super().from_config(config)

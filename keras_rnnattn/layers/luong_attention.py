@@ -36,6 +36,9 @@ class LuongAttention(BaseAttention):
         source_length: int, the number of positions of the `"location"` score.
         dropout: float in [0, 1), dropout on the attention weights.
         seed: optional int, the seed of the dropout.
+        probability_fn: `"softmax"` (default), `"hardmax"`, `"sparsemax"` or a
+            callable `(scores, mask) -> weights`: how the scores become weights
+            (see `BaseAttention`).
         **kwargs: base layer arguments.
 
     Call arguments:
@@ -68,6 +71,18 @@ class LuongAttention(BaseAttention):
     >>> general = LuongAttention(score="general", units=8)
     >>> tuple(general.precompute_keys(memory).shape)
     (2, 5, 8)
+
+    `probability_fn="sparsemax"` gives exactly 0 to the low scores,
+    `"hardmax"` all the weight to the best:
+
+    >>> q = np.array([[[1.0, 0.0]]], "float32")
+    >>> m = np.array([[[0.0, 1.0], [2.0, 0.0], [1.5, 0.0]]], "float32")
+    >>> sparse = LuongAttention(probability_fn="sparsemax")
+    >>> keras.ops.convert_to_numpy(sparse(q, m, return_attention_scores=True)[1])
+    array([[[0.  , 0.75, 0.25]]], dtype=float32)
+    >>> hard = LuongAttention(probability_fn="hardmax")
+    >>> keras.ops.convert_to_numpy(hard(q, m, return_attention_scores=True)[1])
+    array([[[0., 1., 0.]]], dtype=float32)
     """
 
     def __init__(

@@ -18,7 +18,8 @@ BRIDGES = ("dense", "zeros")
 TRANSLATOR_ATTENTIONS = ATTENTIONS + ("luong_location", "none")
 # The constructor arguments kept as attributes of the same name.
 _CONFIG_NAMES = (
-    "embedding_dim units encoder_units encoder_layers bidirectional cell attention "
+    "embedding_dim units encoder_units encoder_layers decoder_layers bidirectional "
+    "cell attention "
     "query input_feeding attention_layer_size bridge dropout word_dropout "
     "lexical_model share_embeddings share_decoder_embeddings fixnorm"
 ).split()
@@ -60,7 +61,12 @@ class Translator(Seq2SeqTask):
         units: int, the decoder's state size.
         encoder_units: int, the state size of each encoder direction; None
             uses `units`.
-        encoder_layers: int, the number of stacked encoder layers.
+        encoder_layers: int, the number of stacked encoder layers (each
+            bidirectional with `bidirectional`).
+        decoder_layers: int, the number of stacked decoder cells (GNMT-style:
+            attention is queried with the top layer's output, as in tfa's
+            `AttentionWrapper` over a `StackedRNNCells`); with `"dense"`
+            bridges each layer gets its own initial state. Needs an attention.
         bidirectional: bool, a bidirectional encoder.
         cell: `"gru"` or `"lstm"`, for encoder and decoder.
         attention: `"bahdanau"`, `"luong_dot"`, `"luong_general"`,
@@ -70,7 +76,8 @@ class Translator(Seq2SeqTask):
             `AttentionDecoder`.
         input_feeding: bool, see `AttentionDecoder`. With `False` and Luong
             attention the decoder takes its fast path (a stock RNN layer).
-        attention_layer_size: int, `"auto"` (= `units`) or None, see
+        attention_layer_size: int, `"auto"` (= `units`), None (no attention
+            layer: the context is the output) or `"concat"` ([h_t; c_t]), see
             `AttentionDecoder`.
         bridge: `"dense"` (tanh(W h_enc)) or `"zeros"` (zero initial state).
         dropout: float in [0, 1), on the embeddings and the decoder outputs.
@@ -162,6 +169,7 @@ class Translator(Seq2SeqTask):
         units=512,
         encoder_units=None,
         encoder_layers=1,
+        decoder_layers=1,
         bidirectional=True,
         cell="gru",
         attention="bahdanau",
@@ -191,6 +199,7 @@ class Translator(Seq2SeqTask):
         self.units = self._positive_int("units", units)
         self.encoder_units = self._positive_int("encoder_units", encoder_units, True)
         self.encoder_layers = self._positive_int("encoder_layers", encoder_layers)
+        self.decoder_layers = self._positive_int("decoder_layers", decoder_layers)
         self._check_choice("cell", cell, CELLS)
         self._check_choice("attention", attention, TRANSLATOR_ATTENTIONS)
         self._check_choice("bridge", bridge, BRIDGES)
@@ -198,6 +207,12 @@ class Translator(Seq2SeqTask):
         for arg, value in (("dropout", dropout), ("word_dropout", word_dropout)):
             if not 0.0 <= float(value) < 1.0:
                 raise ValueError(f"`{arg}` must be in [0, 1). Received: {arg}={value}")
+        if self.decoder_layers > 1 and attention == "none":
+            raise ValueError(
+                "A stacked decoder (`decoder_layers` > 1) needs an attention: "
+                "its top layer's output is the query. Received: "
+                f"decoder_layers={decoder_layers}, attention='none'"
+            )
         if lexical_model and attention == "none":
             raise ValueError(
                 "The lexical model averages the source embeddings with the "
@@ -270,19 +285,22 @@ class Translator(Seq2SeqTask):
             rnn(enc_units, return_sequences=True, name=f"encoder_backward_{i}")
             for i in range(self.encoder_layers if self.bidirectional else 0)
         ]
-        # (B, memory_size) -> (B, units): one per cell state (h, and c for LSTM)
-        num_states = 2 if cell == "lstm" else 1
+        # (B, memory_size) -> (B, units): one per cell state (h, and c for
+        # LSTM) of each decoder layer, the bottom layer's first.
+        num_states = (2 if cell == "lstm" else 1) * self.decoder_layers
         self.bridges = [
             keras.layers.Dense(self.units, activation="tanh", name=f"bridge_{i}")
             for i in range(num_states if bridge == "dense" else 0)
         ]
         # (B, T, emb) and memory -> (B, T, d) outputs [and (B, T, S) alignments]
         if attention == "none":
-            size = self.units if attention_layer_size in ("auto", None) else None
+            size = attention_layer_size
+            if attention_layer_size in ("auto", None, "concat"):
+                size = self.units
             self.decoder = PlainDecoder(
                 self.units,
                 cell=cell,
-                output_size=size or attention_layer_size,
+                output_size=size,
                 name="decoder",
             )
         else:
@@ -291,9 +309,18 @@ class Translator(Seq2SeqTask):
                 attention = score_layer(
                     attention, None, self.max_source_length, name="attention"
                 )
+            decoder_cell = cell
+            if self.decoder_layers > 1:
+                cell_class = (
+                    keras.layers.GRUCell if cell == "gru" else keras.layers.LSTMCell
+                )
+                decoder_cell = [
+                    cell_class(self.units, name=f"decoder_cell_{i}")
+                    for i in range(self.decoder_layers)
+                ]
             self.decoder = AttentionDecoder(
                 self.units,
-                cell=cell,
+                cell=decoder_cell,
                 attention=attention,
                 query=query,
                 input_feeding=input_feeding,
@@ -451,7 +478,7 @@ class Translator(Seq2SeqTask):
         if self.bridges:
             cell_states = [bridge(summary) for bridge in self.bridges]
         else:
-            num_states = 2 if self.cell == "lstm" else 1
+            num_states = (2 if self.cell == "lstm" else 1) * self.decoder_layers
             cell_states = self.decoder.get_initial_state(ops.shape(source_ids)[0])
             cell_states = cell_states[:num_states]
         if not self.has_attention:
@@ -566,6 +593,18 @@ class Translator(Seq2SeqTask):
         return logits, new_state, ops.cast(alignment, "float32")
 
     # Saving.
+    @classmethod
+    def from_config(cls, config):
+        config = dict(config)
+        if (
+            "decoder_layers" not in config
+            and "attention_layer_size" in config
+            and config["attention_layer_size"] is None
+        ):
+            # Saved when `attention_layer_size=None` meant o_t = [h_t; c_t].
+            config["attention_layer_size"] = "concat"
+        return super().from_config(config)
+
     def get_config(self):
         config = super().get_config()  # with max_source_length, max_target_length
         for side in ("source_tokenizer", "target_tokenizer"):

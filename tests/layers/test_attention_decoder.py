@@ -254,9 +254,9 @@ def test_multi_head_attention_is_accepted():
     assert np.all(align[~np.broadcast_to(MEMORY_MASK[:, None], align.shape)] < 1e-6)
 
 
-def test_output_size_without_attention_layer_and_symbolic_shapes():
+def test_concat_readout_outputs_h_and_c_and_symbolic_shapes():
     decoder = AttentionDecoder(
-        UNITS, cell="gru", attention="luong_general", attention_layer_size=None
+        UNITS, cell="gru", attention="luong_general", attention_layer_size="concat"
     )
     out, align = decoder(INPUTS, MEMORY)
     assert decoder.output_size == UNITS + D_MEM
@@ -271,6 +271,27 @@ def test_output_size_without_attention_layer_and_symbolic_shapes():
         (2, 3, UNITS + D_MEM),
         (2, 3, 5),
     )
+
+
+def test_no_attention_layer_outputs_and_feeds_back_the_context():
+    # tfa's default `attention_layer_size=None`: o_t = c_t, output and fed back.
+    decoder = AttentionDecoder(
+        UNITS, cell="gru", attention="luong_general", attention_layer_size=None
+    )
+    out, align = decoder(INPUTS, MEMORY, memory_mask=MEMORY_MASK)
+    assert decoder.output_size == D_MEM and decoder.attention_dense is None
+    ctx = np.einsum("bts,bsd->btd", np_(align), MEMORY)
+    np.testing.assert_allclose(np_(out), ctx, atol=1e-5)
+    # The GRU's kernel takes [x_t; c_{t-1}].
+    assert tuple(decoder.cell.kernel.shape) == (D_IN + D_MEM, 3 * UNITS)
+
+
+def test_configs_saved_with_the_old_meaning_of_none_still_concatenate():
+    config = AttentionDecoder(UNITS, attention_layer_size=None).get_config()
+    for key in ("attention_activation", "attention_layer", "output_attention"):
+        del config[key]
+    decoder = AttentionDecoder.from_config(config)
+    assert decoder.attention_layer_size == "concat"
 
 
 def test_keras_file_round_trip(tmp_path):

@@ -131,10 +131,17 @@ def test_keys_projected_to_the_query_depth_need_the_query(kwargs):
     [
         {"attention": "bahdanau"},
         {"attention": "luong_general", "cell": "lstm"},
+        {"attention": "luong_concat", "attention_layer_size": "concat"},
         {"attention": "luong_concat", "attention_layer_size": None},
         {"attention": "luong_dot", "input_feeding": False},
     ],
-    ids=["bahdanau", "luong_general_lstm", "luong_concat_no_readout", "luong_dot"],
+    ids=[
+        "bahdanau",
+        "luong_general_lstm",
+        "luong_concat_concat_readout",
+        "luong_concat_no_readout",
+        "luong_dot",
+    ],
 )
 def test_decoder_step_before_the_first_call(kwargs):
     units = 12 if kwargs["attention"] == "luong_dot" else 16  # dot: units == dv

@@ -186,6 +186,54 @@ def test_translate_is_greedy_decoding_of_next_fn(attention):
         assert len(beams) == 3 and beams[2] == ""
 
 
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        dict(cell="lstm", attention="luong_general"),
+        dict(cell="gru", attention="bahdanau", input_feeding=False),
+    ],
+    ids=["lstm_luong_feeding", "gru_bahdanau_fast_path"],
+)
+def test_stacked_decoder_decodes_as_it_trains(kwargs, tmp_path):
+    model = tiny(decoder_layers=2, encoder_layers=2, **kwargs)
+    assert isinstance(model.decoder.cell, keras.layers.StackedRNNCells)
+    states_per_layer = 2 if kwargs["cell"] == "lstm" else 1
+    assert len(model.bridges) == 2 * states_per_layer
+    randomise = np.random.default_rng(3)
+    for weight in model.weights:
+        weight.assign(randomise.normal(scale=0.5, size=weight.shape))
+    # Each layer starts from its own bridge.
+    _, _, states = model.encode(model.encode_source(["3141"]))
+    assert len(states) == 2 * states_per_layer
+    assert not np.allclose(np_(states[0]), np_(states[states_per_layer]))
+    text = "31415"
+    tokens, alignments = manual_greedy(model, text, max_length=6)
+    translation, info = model.translate(text, max_length=6, return_attention=True)
+    assert translation == DIGITS.decode(tokens)
+    # Teacher forcing (the scan or the fast path) gives the step's alignments.
+    np.testing.assert_allclose(info["weights"], alignments, atol=1e-5)
+    path = os.path.join(tmp_path, "stacked.keras")
+    model.save(path)
+    loaded = keras.saving.load_model(path)
+    assert loaded.decoder_layers == 2
+    x, _ = model.encode_pairs([text], [text[::-1]])
+    np.testing.assert_array_equal(np_(loaded(x)), np_(model(x)))
+
+
+def test_stacked_decoder_needs_attention():
+    with pytest.raises(ValueError, match="needs an attention"):
+        tiny(decoder_layers=2, attention="none")
+
+
+def test_configs_saved_with_the_old_meaning_of_none_still_concatenate():
+    config = tiny(attention_layer_size="concat").get_config()
+    config["attention_layer_size"] = None
+    del config["decoder_layers"]
+    model = Translator.from_config(config)
+    assert model.decoder.attention_layer_size == "concat"
+    assert model.decoder.output_size == 16 + 2 * 16
+
+
 @pytest.mark.parametrize("beam_size", [1, 3])
 def test_a_text_translates_the_same_alone_and_in_a_batch(beam_size):
     model = tiny(max_source_length=32)
