@@ -162,7 +162,12 @@ output/bias.
   `log_probs` (3, 3): the final state's `log_probs` (summed log-softmax of
   each beam's tokens, no penalty); `lengths` (3, 3): the final state's
   `lengths` (the end token counted); `scores` (3, 3): the last step's
-  `step_scores`, tfa's ranking (beam 0 is tfa's best).
+  `step_scores`, tfa's ranking (beam 0 is tfa's best). A final beam's score
+  is `log_probs / ((5 + lengths) / 6) ** alpha`, except for a beam that ended
+  at the last step: tfa ranks a hypothesis at the step that ends it with the
+  end token not yet counted in its length, and counts it from the next step
+  on (here `beam_lp06/step_scores[1, 6, 1]` = log_probs[1, 0] / lp(6) and
+  `[1, 7, 0]` = log_probs[1, 0] / lp(7) for the same hypothesis).
 
 port.npz: a tfa NMT model trained here on reversal (vocabulary 14)
 =================================================================

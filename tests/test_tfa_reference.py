@@ -327,19 +327,6 @@ def test_greedy_search_matches_tfa():
     )
 
 
-def tfa_final_scores(beam):
-    """tfa's score of each final beam, from its final state.
-
-    tfa's `lengths` count the end token, like keras_rnnattn's |Y|, so
-    log_probs / lp(lengths) is the GNMT score both libraries define. (While
-    searching, tfa ranks a hypothesis at the step that ends it with the end
-    token not yet counted, `_beam_search_step`'s `lengths_to_add`, and counts it
-    from the next step on; the last step's `scores` can therefore differ from
-    this for a beam that ended at that step. The final state's numbers do not.)
-    """
-    return beam["log_probs"], beam["lengths"]
-
-
 @pytest.mark.parametrize("group, alpha", [("beam", 0.0), ("beam_lp06", 0.6)])
 def test_beam_search_matches_or_beats_tfa(group, alpha):
     data, model, state = decoding_model()
@@ -356,7 +343,14 @@ def test_beam_search_matches_or_beats_tfa(group, alpha):
         num_return_sequences=3,
     )
     tokens, scores = to_numpy(tokens), to_numpy(scores)
-    log_probs, lengths = tfa_final_scores(beam)
+    # tfa's score of its best beam, from the final state: its `lengths` count
+    # the end token, like keras_rnnattn's |Y|, so log_probs / lp(lengths) is
+    # the GNMT score both define. (While searching, tfa ranks a hypothesis at
+    # the step that ends it with the end token not yet counted, the
+    # `lengths_to_add` of `_beam_search_step`, and counts it from the next step
+    # on: the last step's `scores` differ from this for a beam that ended at
+    # that step. The final state's numbers do not.)
+    log_probs, lengths = beam["log_probs"], beam["lengths"]
     tfa_best = beam["sequences"][:, 0]  # (B, L)
     np.testing.assert_array_equal(hypothesis_length(tfa_best, end_id), lengths[:, 0])
     # tfa's log-probabilities agree with the reference model's, teacher-forced.
@@ -380,8 +374,10 @@ def test_beam_search_matches_or_beats_tfa(group, alpha):
             # keras_rnnattn keeps finished hypotheses in a pool; tfa may drop
             # them from its beam. keras_rnnattn's best is then at least as good.
             assert scores[row, 0] >= tfa_scores[row] - ATOL
-    # The fixture's rows where both agree carry the score check.
-    assert same.any()
+    # Both branches run: the fixture has rows where the searches agree and
+    # rows where tfa's beam dropped a better finished hypothesis (row 0 at
+    # alpha 0: [2] with log-probability -2.87 against tfa's -7.25).
+    assert same.any() and not same.all()
 
 
 # The trained tfa model of port.npz, with the reference encoder and decoder.
