@@ -85,13 +85,15 @@ def test_classifier_saved_model_and_tflite(tmp_path):
     ids = padded(ids, 12)
     expected = model.predict(ids, verbose=0)
 
-    export_model(model, str(tmp_path / "sm"))
+    # Keras's format names ("tf_saved_model", "litert"); the first names stay.
+    export_model(model, str(tmp_path / "sm"), "tf_saved_model")
     loaded = tf.saved_model.load(str(tmp_path / "sm"))
     got = loaded.signatures["serving_default"](token_ids=tf.constant(ids))
     np.testing.assert_allclose(got["probabilities"].numpy(), expected, atol=1e-5)
+    assert manifest(str(tmp_path / "sm"))["format"] == "saved_model"
 
     export_model(
-        model, str(tmp_path / "lite"), "tflite", batch_size=5, sequence_length=12
+        model, str(tmp_path / "lite"), "litert", batch_size=5, sequence_length=12
     )
     run = interpreter(str(tmp_path / "lite" / "serving_default.tflite"))
     np.testing.assert_allclose(run(token_ids=ids)["probabilities"], expected, atol=1e-5)
@@ -252,6 +254,11 @@ def test_translator_saved_model(tmp_path):
     assert (
         "length penalty 1.5, coverage penalty 0.4" in info["signatures"]["beam_search"]
     )
+
+
+def test_an_unknown_format_names_the_formats(tmp_path):
+    with pytest.raises(ValueError, match="tf_saved_model.*litert"):
+        export_model(classifier(), str(tmp_path), "onnx_or_so")
 
 
 def test_penalties_are_checked(tmp_path):
