@@ -1,5 +1,7 @@
 """Scheduled sampling: a training loop that feeds back sampled tokens now and then."""
 
+import numbers
+
 import keras
 from keras import ops
 
@@ -120,6 +122,13 @@ def scheduled_sampling(
         raise ValueError(
             "`target_ids` must be int (batch, target_length). Received: "
             f"target_ids.shape={tuple(target_ids.shape)}"
+        )
+    if isinstance(sampling_probability, numbers.Real) and not (
+        0.0 <= sampling_probability <= 1.0
+    ):
+        raise ValueError(
+            "`sampling_probability` must be in [0, 1]. Received: "
+            f"sampling_probability={sampling_probability!r}"
         )
     probability = ops.cast(ops.convert_to_tensor(sampling_probability), "float32")
     batch_size, length = ops.shape(target_ids)[0], ops.shape(target_ids)[1]

@@ -111,6 +111,11 @@ class Translator(Seq2SeqTask):
             which helps rare words on small corpora (the paper uses 3.5).
             None: a plain Dense output layer. Not with
             `share_decoder_embeddings`.
+        max_source_length: int, the most source tokens (end token included)
+            `translate` accepts: longer inputs raise a ValueError; `encode_pairs`
+            truncates them.
+        max_target_length: int, the most tokens `translate` produces, and the
+            length `encode_pairs` truncates targets to.
         scheduled_sampling: bool, train with scheduled sampling (Bengio et
             al. 2015): in training (`fit`, or a call with `training=True`)
             each target input token after the first is, independently per
@@ -123,11 +128,6 @@ class Translator(Seq2SeqTask):
             the model's own seed generator. Evaluation and decoding are as
             without it. False: plain teacher forcing (the decoder's fast
             paths kept) and no `sampling_probability` (None).
-        max_source_length: int, the most source tokens (end token included)
-            `translate` accepts: longer inputs raise a ValueError; `encode_pairs`
-            truncates them.
-        max_target_length: int, the most tokens `translate` produces, and the
-            length `encode_pairs` truncates targets to.
         **kwargs: base `keras.Model` arguments (`name`, `dtype`).
 
     It implements the hooks of `Seq2SeqTask` (`forward_pass`, `initial_state`,
@@ -196,9 +196,9 @@ class Translator(Seq2SeqTask):
         share_embeddings=False,
         share_decoder_embeddings=False,
         fixnorm=None,
-        scheduled_sampling=False,
         max_source_length=128,
         max_target_length=128,
+        scheduled_sampling=False,
         **kwargs,
     ):
         super().__init__(

@@ -236,6 +236,8 @@ def test_loop_helper_edge_cases():
     assert tuple(logits.shape) == (2, 1, 4) and np_(fed).tolist() == [[2], [3]]
     with pytest.raises(ValueError, match="target_length"):
         scheduled_sampling(step_fn, (), gold[0], 0.5)
+    with pytest.raises(ValueError, match="sampling_probability=1.5"):
+        scheduled_sampling(step_fn, (), gold, 1.5)
 
 
 def test_docstring_examples_run():
