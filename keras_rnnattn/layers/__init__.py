@@ -7,6 +7,9 @@ from keras_rnnattn.layers.bahdanau_monotonic_attention import (
     BahdanauMonotonicAttention,
 )
 from keras_rnnattn.layers.base_attention import BaseAttention
+from keras_rnnattn.layers.location_sensitive_attention import (
+    LocationSensitiveAttention,
+)
 from keras_rnnattn.layers.luong_attention import LuongAttention
 from keras_rnnattn.layers.luong_monotonic_attention import LuongMonotonicAttention
 from keras_rnnattn.layers.sequence_self_attention import SequenceSelfAttention
@@ -17,6 +20,7 @@ __all__ = [
     "BahdanauAttention",
     "BahdanauMonotonicAttention",
     "BaseAttention",
+    "LocationSensitiveAttention",
     "LuongAttention",
     "LuongMonotonicAttention",
     "SequenceSelfAttention",

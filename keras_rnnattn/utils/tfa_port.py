@@ -127,6 +127,9 @@ def set_tfa_weights(decoder, weights):
     """
     from keras_rnnattn.layers._monotonic import MonotonicScorer
     from keras_rnnattn.layers.bahdanau_attention import BahdanauAttention
+    from keras_rnnattn.layers.bahdanau_monotonic_attention import (
+        BahdanauMonotonicAttention,
+    )
     from keras_rnnattn.layers.luong_attention import LuongAttention
     from keras_rnnattn.layers.luong_monotonic_attention import (
         LuongMonotonicAttention,
@@ -168,7 +171,7 @@ def set_tfa_weights(decoder, weights):
                 )
                 + f". Received: {type(mechanism).__name__}."
             )
-        if kind == "luong_monotonic" and isinstance(mechanism, LuongMonotonicAttention):
+        if kind == "luong_monotonic" and type(mechanism) is LuongMonotonicAttention:
             scaled = prefix + "attention_g" in weights
             if scaled != mechanism.scale:
                 raise ValueError(
@@ -183,8 +186,9 @@ def set_tfa_weights(decoder, weights):
             values.append(weights[prefix + "attention_score_bias"])
             targets.append(mechanism.score_bias)
             _assign(targets, values, f"Luong monotonic mechanism {i}")
-        elif kind.removesuffix("_monotonic") == "bahdanau" and isinstance(
-            mechanism, BahdanauAttention
+        elif (kind == "bahdanau" and type(mechanism) is BahdanauAttention) or (
+            kind == "bahdanau_monotonic"
+            and type(mechanism) is BahdanauMonotonicAttention
         ):
             normalized = prefix + "attention_g" in weights
             if normalized != mechanism.normalize:
@@ -212,7 +216,7 @@ def set_tfa_weights(decoder, weights):
             _assign(targets, values, f"Bahdanau mechanism {i}")
         elif (
             kind == "luong"
-            and isinstance(mechanism, LuongAttention)
+            and type(mechanism) is LuongAttention
             and mechanism.score == "general"
             and not mechanism.scale
         ):
