@@ -4,16 +4,28 @@ The task: each source symbol s in 3..11 becomes 0, 1 or 2 target symbols by a
 fixed rule (s % 3 == 0: deleted; 1: s; 2: s then s + 9), then the end id; a
 transduction with deletions and insertions whose alignment is monotonic. The
 same small model (GRU encoder, `AttentionDecoder` with a GRU cell, teacher
-forcing) is trained with `BahdanauMonotonicAttention` (parallel mode, pre-
-sigmoid noise) and with softmax `BahdanauAttention`, with the same seed and
-budget; the monotonic model is then rebuilt with `mode="hard"` (its config with
-the mode changed, its weights) and decoded greedily, its attention a one-hot
-that only moves forward. The measure is the exact-match rate of greedy
-decoding on 200 held-out sources.
+forcing, 1024 pairs, Adam 0.01, batch 64) is trained with
+`LuongMonotonicAttention(scale=True)` (parallel mode) and with softmax
+`LuongAttention("general")`, with the same seed and budget; the monotonic
+model is then rebuilt with `mode="hard"` (its config with the mode changed, its
+weights) and decoded greedily, its attention a one-hot that only moves
+forward. The measure is the exact-match rate of greedy decoding on 200
+held-out sources.
 
-Measured (seed 0, 10 epochs of 1024 pairs; jax, tensorflow, torch on CPU):
-hard monotonic FILL, soft FILL. The test asks for hard-mode accuracy of at
-least THRESHOLD and within MARGIN of the soft accuracy.
+No pre-sigmoid noise: on JAX the decoder's compiled training loop cannot draw
+it (see `test_monotonic_attention.py`). Without noise the learned scale g is
+what makes the choosing probabilities near 0 or 1: `BahdanauMonotonicAttention`
+trained the same way (plain, normalized, score bias -1) decoded 0.695, 0.185
+and 0.43 in hard mode (jax), the last two 1.0 in parallel mode.
+
+Measured (hard monotonic / soft, exact match on 200):
+
+- 6 epochs (the default test): jax 0.905 / 0.525, tensorflow 0.895 / 0.855,
+  torch 0.895 / 0.485: monotonic attention learns the task sooner. The test
+  asks for hard >= 0.8 and hard >= soft - 0.1. About 10 s per backend on a
+  quiet machine (20-30 s measured on a loaded one).
+- 10 epochs (`slow`): jax 0.945 / 0.895, tensorflow 0.940 / 0.965, torch
+  0.895 / 0.960. The test asks for both >= 0.85 and hard >= soft - 0.1.
 """
 
 import keras
