@@ -560,7 +560,11 @@ def build_parser():
 
     p = commands.add_parser("export", help="export a preset as SavedModel or TFLite")
     _add_preset(p)
-    p.add_argument("--format", required=True, choices=("saved_model", "tflite"))
+    p.add_argument(
+        "--format",
+        required=True,
+        choices=("tf_saved_model", "litert", "saved_model", "tflite"),
+    )
     p.add_argument(
         "--quantize", action="store_true", help="quantize the weights (tflite)"
     )

@@ -36,7 +36,15 @@ import tempfile
 import keras
 import numpy as np
 
-FORMATS = ("saved_model", "tflite")
+# Keras's names for the formats (`model.export(format=...)`), then the names this
+# package used first, which stay: each is the SavedModel or the TFLite writer.
+FORMATS = ("tf_saved_model", "litert", "saved_model", "tflite")
+_WRITERS = {
+    "tf_saved_model": "saved_model",
+    "litert": "tflite",
+    "saved_model": "saved_model",
+    "tflite": "tflite",
+}
 MANIFEST = "export.json"
 
 
@@ -62,7 +70,8 @@ def export_model(
         model: a built `Translator`, `AttentionClassifier`, `SequenceTagger` or
             `AttentiveLanguageModel`.
         path: the output folder (created; files in it are replaced).
-        format: `"saved_model"` or `"tflite"`.
+        format: `"tf_saved_model"` (or `"saved_model"`) or `"litert"` (or
+            `"tflite"`), Keras's format names.
         batch_size: int, or None for a variable batch (SavedModel only).
         sequence_length: int, the source (or text) length in tokens, or None
             for a variable length (SavedModel only). Inputs are padded with 0
@@ -93,6 +102,7 @@ def export_model(
     >>> sorted(json.load(open(os.path.join(out, "export.json")))["signatures"])
     ['serving_default']
     """
+    format = _check_format(format)
     options = _check_options(
         model,
         format,
@@ -133,7 +143,8 @@ def export_preset(preset, path, format="saved_model", quantize=False, **options)
     Args:
         preset: a preset name (see `keras_rnnattn.presets.list_presets`) or folder.
         path: the output folder.
-        format: `"saved_model"` or `"tflite"`.
+        format: `"tf_saved_model"` (or `"saved_model"`) or `"litert"` (or
+            `"tflite"`), Keras's format names.
         quantize: bool, see `export_model`.
         **options: the other arguments of `export_model`; for TFLite,
             `batch_size` defaults to 1 and `sequence_length` to the model's
@@ -158,7 +169,7 @@ def export_preset(preset, path, format="saved_model", quantize=False, **options)
     """
     from keras_rnnattn.presets import find_preset, load_preset, preset_beam_penalties
 
-    _check_format(format)
+    format = _check_format(format)
     path_in = find_preset(preset)
     model = load_preset(path_in)
     if _task(model).exports_beam_search:
@@ -187,10 +198,12 @@ def _task(model):
 
 
 def _check_format(format):
-    if format not in FORMATS:
+    """The writer of a format name: `"saved_model"` or `"tflite"`."""
+    if not isinstance(format, str) or format not in _WRITERS:
         raise ValueError(
             f"`format` must be one of {FORMATS}. Received: format={format!r}"
         )
+    return _WRITERS[format]
 
 
 def _optional_int(name, value):

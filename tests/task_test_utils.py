@@ -468,11 +468,19 @@ class _Translate(_TaskIO):
         import tensorflow as tf
 
         ids = self.ids(texts)
+        aligned = self.model.has_attention
         for name, beam in (("greedy", 1), ("beam_search", 4)):
             got = signatures[name](source_ids=tf.constant(ids))
-            tokens, scores = self.model.generate_ids(ids, beam, max_length)
+            tokens, scores, *alignments = self.model.generate_ids(
+                ids, beam, max_length, return_alignments=aligned
+            )
             np.testing.assert_array_equal(_np(got["tokens"]), tokens)
             np.testing.assert_allclose(_np(got["scores"]), scores, atol=1e-4)
+            assert ("alignments" in got) == aligned
+            if aligned:
+                np.testing.assert_allclose(
+                    _np(got["alignments"]), alignments[0], atol=1e-5
+                )
 
 
 # --- The checks ---------------------------------------------------------------------

@@ -85,13 +85,15 @@ def test_classifier_saved_model_and_tflite(tmp_path):
     ids = padded(ids, 12)
     expected = model.predict(ids, verbose=0)
 
-    export_model(model, str(tmp_path / "sm"))
+    # Keras's format names ("tf_saved_model", "litert"); the first names stay.
+    export_model(model, str(tmp_path / "sm"), "tf_saved_model")
     loaded = tf.saved_model.load(str(tmp_path / "sm"))
     got = loaded.signatures["serving_default"](token_ids=tf.constant(ids))
     np.testing.assert_allclose(got["probabilities"].numpy(), expected, atol=1e-5)
+    assert manifest(str(tmp_path / "sm"))["format"] == "saved_model"
 
     export_model(
-        model, str(tmp_path / "lite"), "tflite", batch_size=5, sequence_length=12
+        model, str(tmp_path / "lite"), "litert", batch_size=5, sequence_length=12
     )
     run = interpreter(str(tmp_path / "lite" / "serving_default.tflite"))
     np.testing.assert_allclose(run(token_ids=ids)["probabilities"], expected, atol=1e-5)
@@ -134,11 +136,12 @@ def check_translator_saved_model(model, path, **penalties):
     ids = model.encode_source([s for s, _ in PAIRS])
     for name, beam, kwargs in (("greedy", 1, {}), ("beam_search", 4, penalties)):
         got = loaded.signatures[name](source_ids=tf.constant(ids))
-        tokens, scores = model.generate_ids(
-            ids, beam_size=beam, max_length=12, **kwargs
+        tokens, scores, alignments = model.generate_ids(
+            ids, beam_size=beam, max_length=12, return_alignments=True, **kwargs
         )
         np.testing.assert_array_equal(got["tokens"].numpy(), tokens)
         np.testing.assert_allclose(got["scores"].numpy(), scores, atol=1e-4)
+        np.testing.assert_allclose(got["alignments"].numpy(), alignments, atol=1e-5)
 
     state = loaded.signatures["encode"](source_ids=tf.constant(ids))
     token = np.full((len(ids),), model.target_tokenizer.bos_id, "int32")
@@ -173,7 +176,9 @@ def check_translator_tflite(model, path, **penalties):
     """
     ids = padded(model.encode_source(["abcd"]), 6)  # one sentence, 6 tokens
     greedy, _ = model.generate_ids(ids, max_length=12)
-    beam, beam_scores = model.generate_ids(ids, beam_size=4, max_length=12, **penalties)
+    beam, beam_scores, beam_alignments = model.generate_ids(
+        ids, beam_size=4, max_length=12, return_alignments=True, **penalties
+    )
     info = manifest(path)
     assert {"encode", "decode_step", "greedy"} <= set(info["signatures"])
 
@@ -190,12 +195,17 @@ def check_translator_tflite(model, path, **penalties):
     n = list(greedy[0]).index(eos) + 1 if eos in greedy[0] else 12
     assert produced[:n] == list(greedy[0][:n])
 
-    run = interpreter(os.path.join(path, "greedy.tflite"))
-    np.testing.assert_array_equal(run(source_ids=ids)["tokens"], greedy)
+    run = interpreter(os.path.join(path, "greedy.tflite"))(source_ids=ids)
+    np.testing.assert_array_equal(run["tokens"], greedy)
+    _, _, greedy_alignments = model.generate_ids(
+        ids, max_length=12, return_alignments=True
+    )
+    np.testing.assert_allclose(run["alignments"], greedy_alignments, atol=1e-5)
     if "beam_search" in info["signatures"]:
         got = interpreter(os.path.join(path, "beam_search.tflite"))(source_ids=ids)
         np.testing.assert_array_equal(got["tokens"], beam)
         np.testing.assert_allclose(got["scores"], beam_scores, atol=1e-4)
+        np.testing.assert_allclose(got["alignments"], beam_alignments, atol=1e-5)
 
 
 @tf_only
@@ -244,6 +254,11 @@ def test_translator_saved_model(tmp_path):
     assert (
         "length penalty 1.5, coverage penalty 0.4" in info["signatures"]["beam_search"]
     )
+
+
+def test_an_unknown_format_names_the_formats(tmp_path):
+    with pytest.raises(ValueError, match="tf_saved_model.*litert"):
+        export_model(classifier(), str(tmp_path), "onnx_or_so")
 
 
 def test_penalties_are_checked(tmp_path):

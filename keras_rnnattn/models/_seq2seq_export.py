@@ -54,9 +54,13 @@ def seq2seq_endpoints(model, options):
         for name in ("length_penalty", "coverage_penalty")
         if options[name]
     }
+    # With attention, the searches also return the alignments of their tokens.
+    aligned = model.has_attention
     searches = {
-        "greedy": model.search_fn(1, max_length),
-        "beam_search": model.search_fn(options["beam_size"], max_length, **penalties),
+        "greedy": model.search_fn(1, max_length, return_alignments=aligned),
+        "beam_search": model.search_fn(
+            options["beam_size"], max_length, return_alignments=aligned, **penalties
+        ),
     }
 
     def encode(source_ids):
@@ -79,13 +83,18 @@ def seq2seq_endpoints(model, options):
 
     def searcher(name):
         def search(source_ids):
-            tokens, scores = searches[name](source_ids)
-            return {"tokens": ops.cast(tokens, "int32"), "scores": scores}
+            results = searches[name](source_ids)
+            out = {"tokens": ops.cast(results[0], "int32"), "scores": results[1]}
+            if aligned:
+                out["alignments"] = results[2]
+            return out
 
         return search
 
     source = {"source_ids": ((b, s), "int32")}
     outputs = f"tokens (B, {max_length}), scores (B,)"
+    if aligned:
+        outputs += f", alignments (B, {max_length}, S)"
     return [
         Endpoint("encode", encode, source, "source ids (B, S) -> state_*, memory_*"),
         Endpoint(

@@ -330,7 +330,14 @@ class Seq2SeqTask(TextTask, keras.Model):
         }
         return (logits, new_state) + tuple(out[2:])
 
-    def search_fn(self, beam_size=1, max_length=None, per_row=False, **beam_kwargs):
+    def search_fn(
+        self,
+        beam_size=1,
+        max_length=None,
+        per_row=False,
+        return_alignments=False,
+        **beam_kwargs,
+    ):
         """A traceable `source_ids -> (tokens, scores)` with fixed search settings.
 
         What `generate_ids` compiles and `export_endpoints` exports: a function
@@ -343,11 +350,14 @@ class Seq2SeqTask(TextTask, keras.Model):
             per_row: bool; row b also ends (its end token forced) after
                 `2 * S_b + 10` tokens, S_b its source length, as if decoded
                 alone.
+            return_alignments: bool, the function also returns the attention
+                weights of the returned sequences (a model with attention).
             **beam_kwargs: `length_penalty`, `coverage_penalty`,
                 `num_return_sequences` of `beam_search`.
 
         Returns:
-            The function; its `tokens, scores` are shaped as in `generate_ids`.
+            The function; its `tokens, scores[, alignments]` are shaped as in
+            `generate_ids`.
         """
         from keras_rnnattn.decoding import beam_search, greedy_search
 
@@ -369,23 +379,38 @@ class Seq2SeqTask(TextTask, keras.Model):
                     "limit": ops.minimum(2 * lengths + 10, max_length),  # (B,)
                 }
             if beam_size == 1 and not beam_kwargs:
-                return greedy_search(next_fn, state, start, eos, max_length)
-            tokens, scores = beam_search(
+                return greedy_search(
+                    next_fn,
+                    state,
+                    start,
+                    eos,
+                    max_length,
+                    return_alignments=return_alignments,
+                )
+            results = beam_search(
                 next_fn,
                 state,
                 start,
                 eos,
                 max_length,
                 beam_size=beam_size,
+                return_alignments=return_alignments,
                 **beam_kwargs,
             )
             if beam_kwargs.get("num_return_sequences", 1) == 1:
-                tokens, scores = tokens[:, 0], scores[:, 0]
-            return tokens, scores
+                results = tuple(result[:, 0] for result in results)
+            return results
 
         return search
 
-    def generate_ids(self, source_ids, beam_size=1, max_length=None, **beam_kwargs):
+    def generate_ids(
+        self,
+        source_ids,
+        beam_size=1,
+        max_length=None,
+        return_alignments=False,
+        **beam_kwargs,
+    ):
         """Token ids for source ids: greedy search, or beam search if beam_size > 1.
 
         Args:
@@ -395,14 +420,23 @@ class Seq2SeqTask(TextTask, keras.Model):
             max_length: int >= 1, the most tokens produced; None gives each
                 row `min(max_target_length, 2 * its source length + 10)`
                 (so a row's output does not depend on the rest of the batch).
+            return_alignments: bool, also return the attention weights of the
+                returned sequences, from the search itself (a model with
+                attention): `(B, max_length, S)`, or `(B, n, max_length, S)`,
+                zero after each sequence's end token.
             **beam_kwargs: `length_penalty`, `coverage_penalty`,
                 `num_return_sequences` of `beam_search`.
 
         Returns:
             `(tokens, scores)` as NumPy arrays: `(B, max_length)` and `(B,)` for
             greedy and for beam search with one returned sequence, else
-            `(B, n, max_length)` and `(B, n)`.
+            `(B, n, max_length)` and `(B, n)`; then the alignments if asked.
         """
+        if return_alignments and not self.has_attention:
+            raise ValueError(
+                f"{type(self).__name__} has no attention (attention='none'). "
+                "Received: return_alignments=True"
+            )
         beam_size = self._positive_int("beam_size", beam_size)
         if source_ids is not None and not isinstance(source_ids, (list, tuple)):
             source_ids = np.asarray(ops.convert_to_numpy(source_ids))
@@ -415,13 +449,16 @@ class Seq2SeqTask(TextTask, keras.Model):
         if per_row:
             max_length = min(self.max_target_length, 2 * source_ids.shape[1] + 10)
         max_length = self._positive_int("max_length", max_length)
-        key = (beam_size, max_length, per_row, tuple(sorted(beam_kwargs.items())))
+        return_alignments = bool(return_alignments)
+        key = (beam_size, max_length, per_row, return_alignments)
+        key += (tuple(sorted(beam_kwargs.items())),)
         search = self._compiled(
             ("search",) + key,
-            lambda: self.search_fn(beam_size, max_length, per_row, **beam_kwargs),
+            lambda: self.search_fn(
+                beam_size, max_length, per_row, return_alignments, **beam_kwargs
+            ),
         )
-        tokens, scores = search(source_ids)
-        return ops.convert_to_numpy(tokens), ops.convert_to_numpy(scores)
+        return tuple(ops.convert_to_numpy(result) for result in search(source_ids))
 
     def translate(
         self,

@@ -181,6 +181,12 @@ def test_translate_is_greedy_decoding_of_next_fn(attention):
     # Teacher-forcing the produced tokens gives the decode-time alignments.
     np.testing.assert_allclose(attention_info["weights"], alignments, atol=1e-5)
     np.testing.assert_allclose(attention_info["weights"].sum(-1), 1.0, atol=1e-5)
+    # The search returns them itself, zero after the end token.
+    source = model.encode_source([text])
+    ids, _, searched = model.generate_ids(source, max_length=8, return_alignments=True)
+    assert ids[0].tolist()[: len(tokens)] == tokens
+    np.testing.assert_allclose(searched[0, : len(tokens)], alignments, atol=1e-5)
+    assert not searched[0, len(tokens) :].any()
     if attention == "bahdanau":
         beams = model.translate([text, "2", ""], beam_size=3, max_length=8)
         assert len(beams) == 3 and beams[2] == ""
@@ -223,6 +229,8 @@ def test_stacked_decoder_decodes_as_it_trains(kwargs, tmp_path):
 def test_stacked_decoder_needs_attention():
     with pytest.raises(ValueError, match="needs an attention"):
         tiny(decoder_layers=2, attention="none")
+    with pytest.raises(ValueError, match="has no attention"):
+        tiny(attention="none").generate_ids([[3, 4]], return_alignments=True)
 
 
 def test_configs_saved_with_the_old_meaning_of_none_still_concatenate():
