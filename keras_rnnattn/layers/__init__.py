@@ -4,6 +4,9 @@ from keras_rnnattn.layers.attention_decoder import AttentionDecoder
 from keras_rnnattn.layers.attention_pooling import AttentionPooling
 from keras_rnnattn.layers.bahdanau_attention import BahdanauAttention
 from keras_rnnattn.layers.base_attention import BaseAttention
+from keras_rnnattn.layers.location_sensitive_attention import (
+    LocationSensitiveAttention,
+)
 from keras_rnnattn.layers.luong_attention import LuongAttention
 from keras_rnnattn.layers.sequence_self_attention import SequenceSelfAttention
 
@@ -12,6 +15,7 @@ __all__ = [
     "AttentionPooling",
     "BahdanauAttention",
     "BaseAttention",
+    "LocationSensitiveAttention",
     "LuongAttention",
     "SequenceSelfAttention",
 ]

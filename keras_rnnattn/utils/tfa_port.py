@@ -140,7 +140,7 @@ def set_tfa_weights(decoder, weights):
     for i, mechanism in enumerate(mechanisms):
         prefix = f"mechanism_{i}/"
         kind = str(weights[prefix + "kind"])
-        if kind == "bahdanau" and isinstance(mechanism, BahdanauAttention):
+        if kind == "bahdanau" and type(mechanism) is BahdanauAttention:
             normalized = prefix + "attention_g" in weights
             if normalized != mechanism.normalize:
                 raise ValueError(
@@ -164,7 +164,7 @@ def set_tfa_weights(decoder, weights):
             _assign(targets, values, f"Bahdanau mechanism {i}")
         elif (
             kind == "luong"
-            and isinstance(mechanism, LuongAttention)
+            and type(mechanism) is LuongAttention
             and mechanism.score == "general"
             and not mechanism.scale
         ):
