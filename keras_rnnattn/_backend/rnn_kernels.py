@@ -38,12 +38,16 @@ def own_rnn_kernels():
 
 
 def time_loop(fn, init, xs):
-    """`ops.scan(fn, init, xs)`, or the same as a Python loop (`loops_in_python`)."""
+    """`ops.scan(fn, init, xs)`, or the same as a Python loop (`loops_in_python`).
+
+    `xs` may be a nested structure of tensors, each with the steps on axis 0.
+    """
     if not loops_in_python():
         return ops.scan(fn, init, xs)
     carry, ys = init, []
-    for x_t in ops.unstack(xs, axis=0):
-        carry, y = fn(carry, x_t)
+    leaves = [ops.unstack(leaf, axis=0) for leaf in keras.tree.flatten(xs)]
+    for step in zip(*leaves):
+        carry, y = fn(carry, keras.tree.pack_sequence_as(xs, list(step)))
         ys.append(y)
     return carry, keras.tree.map_structure(lambda *y: ops.stack(y), *ys)
 

@@ -63,8 +63,17 @@ class MonotonicScorer:
         first = ops.cast(ops.equal(ops.arange(source_length), 0), dtype)  # (S,)
         return ops.broadcast_to(first, (batch_size, source_length))
 
+    def draw_noise(self, shape, training=None):
+        """`BaseAttention.draw_noise`, with the pre-sigmoid noise (`"sigmoid"`)."""
+        noise = super().draw_noise(shape, training) or {}
+        if training and self.sigmoid_noise > 0:
+            noise["sigmoid"] = keras.random.normal(
+                shape, seed=self.noise_seed_generator
+            )
+        return noise or None
+
     def compute_weights(
-        self, scores, mask=None, previous_alignment=None, training=None
+        self, scores, mask=None, previous_alignment=None, training=None, noise=None
     ):
         """`monotonic_attention(p_choose_i, previous_alignment, mode)`, `(B, T, S)`.
 
@@ -74,9 +83,13 @@ class MonotonicScorer:
         dtype = scores.dtype
         scores = ops.cast(scores, "float32")
         if training and self.sigmoid_noise > 0:
-            scores = scores + self.sigmoid_noise * keras.random.normal(
-                ops.shape(scores), seed=self.noise_seed_generator
-            )
+            if noise is not None and "sigmoid" in noise:  # drawn before the loop
+                draw = ops.cast(noise["sigmoid"], "float32")
+            else:
+                draw = keras.random.normal(
+                    ops.shape(scores), seed=self.noise_seed_generator
+                )
+            scores = scores + self.sigmoid_noise * draw
         if self.mode == "hard":
             p_choose_i = ops.cast(ops.greater(scores, 0.0), "float32")
         else:

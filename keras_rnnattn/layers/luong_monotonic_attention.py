@@ -45,10 +45,9 @@ class LuongMonotonicAttention(MonotonicScorer, BaseAttention):
     Args:
         scale: bool, multiply the score by a learned scalar g (tfa's).
         sigmoid_noise: float >= 0, the standard deviation of the Gaussian noise
-            added to the scores before the sigmoid, in training only. (On
-            JAX, `AttentionDecoder`'s compiled training loop cannot draw it
-            yet, as it cannot draw attention dropout: train with noise on
-            TensorFlow or PyTorch, or without it.)
+            added to the scores before the sigmoid, in training only (inside
+            `AttentionDecoder`'s training loop, drawn for all steps before the
+            loop: `draw_noise`).
         score_bias_init: float, the initial value of the score bias r; the paper
             recommends a negative value (for example -4) for long memories.
         mode: `"parallel"` (default), `"recursive"` or `"hard"`: how

@@ -222,21 +222,17 @@ def test_hard_decoding_moves_forward_only():
     np.testing.assert_array_equal(to_numpy(beam[0])[:, 0], to_numpy(tokens))
 
 
-@pytest.mark.xfail(
-    keras.backend.backend() == "jax",
-    reason="AttentionDecoder's compiled scan on JAX cannot draw from a "
-    "SeedGenerator inside a step (UnexpectedTracerError; attention dropout "
-    "on the scan path fails the same way)",
-    strict=True,
-)
-def test_noise_trains_through_the_decoder_scan():
+@pytest.mark.parametrize("noise", ["sigmoid_noise", "dropout"])
+def test_noise_trains_through_the_decoder_scan(noise):
+    # The scan draws every step's noise before the loop: `fit` compiles it on
+    # JAX too (a draw from a SeedGenerator inside the body would not trace).
     keras.utils.set_random_seed(2)
     x = rng.normal(size=(8, 4, 3)).astype("float32")
     memory = rng.normal(size=(8, S, DV)).astype("float32")
     decoder = AttentionDecoder(
         6,
         cell="gru",
-        attention=LuongMonotonicAttention(sigmoid_noise=1.0, seed=1),
+        attention=LuongMonotonicAttention(**{noise: 0.5}, seed=1),
         query="current",
     )
     inputs, source = keras.Input((4, 3)), keras.Input((S, DV))
