@@ -190,3 +190,143 @@ def causal_mask(query_length, key_length):
     i = ops.arange(query_length)[:, None]
     j = ops.arange(key_length)[None, :]
     return ops.greater_equal(i, j)
+
+
+def _tiny(dtype):
+    """The smallest positive normal number of a float dtype (NumPy's `finfo.tiny`)."""
+    dtype = str(dtype)
+    if "bfloat16" in dtype:
+        return 1.1754944e-38  # bfloat16 has float32's exponent range
+    if "float16" in dtype:
+        return 6.1035156e-05
+    if "float64" in dtype:
+        return 2.2250738585072014e-308
+    return 1.1754944e-38
+
+
+def _exclusive(x, fill, axis):
+    """`x` shifted one place along `axis`: `fill` first, the last entry dropped."""
+    x = ops.moveaxis(x, axis, -1)
+    first = ops.zeros_like(x[..., :1]) + fill
+    shifted = ops.concatenate([first, x[..., :-1]], axis=-1)
+    return ops.moveaxis(shifted, -1, axis)
+
+
+def safe_cumprod(x, axis=-1, exclusive=False):
+    """The cumulative product of `x` along `axis`, computed in log space.
+
+    `exp(cumsum(log(clip(x, tiny, 1))))`, with `tiny` the smallest positive
+    normal number of the dtype: tfa's `tfa.seq2seq.safe_cumprod` (and its
+    numerics), which monotonic attention uses so that neither the product nor
+    its gradient underflows or divides by zero. Entries are clipped into
+    `[tiny, 1]`: a 0 counts as `tiny` (the products after it are tiny, not 0)
+    and entries above 1 count as 1, so it suits probabilities only.
+
+    Args:
+        x: float tensor of any rank, entries in [0, 1].
+        axis: the axis of the product.
+        exclusive: bool, the product of the entries before each one (the
+            first is 1), as `tf.math.cumprod(..., exclusive=True)`.
+
+    Returns:
+        A tensor of the shape and dtype of `x`.
+
+    Example:
+
+    >>> x = keras.ops.convert_to_tensor([[0.5, 0.5, 1.0, 0.25]])
+    >>> keras.ops.convert_to_numpy(safe_cumprod(x)).round(6)
+    array([[0.5   , 0.25  , 0.25  , 0.0625]], dtype=float32)
+    >>> keras.ops.convert_to_numpy(safe_cumprod(x, exclusive=True)).round(6)
+    array([[1.  , 0.5 , 0.25, 0.25]], dtype=float32)
+    """
+    x = ops.convert_to_tensor(x)
+    logs = ops.log(ops.clip(x, _tiny(x.dtype), 1.0))
+    if exclusive:
+        logs = _exclusive(logs, 0.0, axis)
+    return ops.exp(ops.cumsum(logs, axis=axis))
+
+
+MONOTONIC_MODES = ("parallel", "recursive", "hard")
+
+
+def monotonic_attention(p_choose_i, previous_attention, mode):
+    """The monotonic attention distribution of Raffel et al. (2017).
+
+    "Online and Linear-Time Attention by Enforcing Monotonic Alignments"
+    (Raffel, Luong, Liu, Weiss and Eck, ICML 2017), eq. 10-12: the decoder
+    scans the memory left to right from where it stopped at the previous step,
+    stopping at position j with probability `p_choose_i[j]`. With a the
+    previous attention and p the choosing probabilities, the expected
+    attention is
+
+        q_j = (1 - p_{j-1}) q_{j-1} + a_j,   attention_j = p_j q_j
+
+    (q_0 = a_0). Mass that passes the last position without stopping is lost:
+    a row's weights sum to at most 1. tfa's `tfa.seq2seq.monotonic_attention`,
+    mode for mode and formula for formula:
+
+    - `"recursive"`: the recurrence above, a scan over the memory positions
+      (`keras.ops.scan`): exact, the slowest.
+    - `"parallel"`: its closed form, `p_j · cumprod_excl(1 - p)_j ·
+      cumsum(a / clip(cumprod_excl(1 - p), 1e-10, 1))_j` with `safe_cumprod`:
+      fast, but inexact where the products get tiny (long memories, `p`
+      close to 1).
+    - `"hard"`: for `p` of 0s and 1s and a one-hot (or zero) `a`: the first
+      position at or after the previous one whose `p` is 1 (all-zero weights
+      if there is none). Exact; it reads nothing before the previous
+      position, so a decoder can attend online.
+
+    Args:
+        p_choose_i: `(..., S)` choosing probabilities in [0, 1] (0 or 1 for
+            `"hard"`).
+        previous_attention: `(..., S)`, the previous step's attention; one-hot
+            on the first position before the first step.
+        mode: `"parallel"`, `"recursive"` or `"hard"`.
+
+    Returns:
+        The attention `(..., S)`, of the dtype of `p_choose_i`.
+
+    Example:
+
+    >>> p = keras.ops.convert_to_tensor([[0.5, 0.5, 0.5]])
+    >>> first = keras.ops.convert_to_tensor([[1.0, 0.0, 0.0]])
+    >>> keras.ops.convert_to_numpy(monotonic_attention(p, first, "parallel")).round(6)
+    array([[0.5  , 0.25 , 0.125]], dtype=float32)
+    >>> hard_p = keras.ops.convert_to_tensor([[1.0, 0.0, 1.0]])
+    >>> second = keras.ops.convert_to_tensor([[0.0, 1.0, 0.0]])
+    >>> keras.ops.convert_to_numpy(monotonic_attention(hard_p, second, "hard"))
+    array([[0., 0., 1.]], dtype=float32)
+    """
+    if mode not in MONOTONIC_MODES:
+        raise ValueError(
+            f"`mode` must be one of {MONOTONIC_MODES}. Received: mode={mode!r}"
+        )
+    p_choose_i = ops.convert_to_tensor(p_choose_i)
+    previous_attention = ops.cast(previous_attention, p_choose_i.dtype)
+    if mode == "recursive":
+        # [1, 1 - p_0, ..., 1 - p_{S-2}]: the carry's factor at each position.
+        shifted = _exclusive(1.0 - p_choose_i, 1.0, -1)  # (..., S)
+
+        def scan_step(q, inputs):
+            one_minus_p, attention = inputs
+            q = one_minus_p * q + attention  # (...)
+            return q, q
+
+        _, q = ops.scan(
+            scan_step,
+            ops.zeros_like(p_choose_i[..., 0]),
+            (ops.moveaxis(shifted, -1, 0), ops.moveaxis(previous_attention, -1, 0)),
+        )  # (S, ...)
+        return p_choose_i * ops.moveaxis(q, 0, -1)
+    if mode == "parallel":
+        cumprod_1mp = safe_cumprod(1.0 - p_choose_i, axis=-1, exclusive=True)
+        return (
+            p_choose_i
+            * cumprod_1mp
+            * ops.cumsum(
+                previous_attention / ops.clip(cumprod_1mp, 1e-10, 1.0), axis=-1
+            )
+        )
+    # "hard": no choice before the previous position; the first choice after it.
+    p_choose_i = p_choose_i * ops.cumsum(previous_attention, axis=-1)
+    return p_choose_i * _exclusive(ops.cumprod(1.0 - p_choose_i, axis=-1), 1.0, -1)

@@ -201,6 +201,63 @@ lengths), attention_layer_size=32)` started from the encoder's final (h, c);
 - `train_steps` (): the number of Adam steps; `heldout_exact_match` ():
   tfa's greedy exact-match accuracy (whole sequence, end id included) on 512
   held-out sources; `greedy/exact_match` (16,) bool for the stored 16.
+
+monotonic.npz: monotonic attention (Raffel et al. 2017) (B=3, S=7)
+==================================================================
+The functions, from `np.random.default_rng(60)`:
+
+- `safe_cumprod/x` (3, 6): values in [0, 1] with exact 0s (`[0, 2]`, `[2, 4]`),
+  exact 1s (`[1, 0]`, `[1, 3]`) and a subnormal 1e-39 (`[2, 1]`);
+  `safe_cumprod/y` (3, 6): `tfa.seq2seq.safe_cumprod(x, axis=1)`;
+  `safe_cumprod/y_exclusive` (3, 6): the same with `exclusive=True` (TensorFlow
+  on CPU flushes the subnormal products after a 0 to 0).
+- `ops/p_choose_i` (3, 4, 7): T=4 steps of choosing probabilities, uniform in
+  [0, 1] with exact 0s (`[0, 1, 3]`, `[2, 3, 2]`) and 1s (`[1, 2, 0]`,
+  `[2, 0, 5]`); `ops/hard_p_choose_i` (3, 4, 7): 0s and 1s (P(1) = 0.4);
+  `ops/previous_random` (3, 7): a random attention (Dirichlet rows, sum 1).
+- For each mode of `tfa.seq2seq.monotonic_attention` (`parallel/`,
+  `recursive/` with `p_choose_i`, `hard/` with `hard_p_choose_i`): step t
+  reads the attention of step t - 1 (one-hot on position 0 at t = 0), as a
+  decoder carries it: `previous_attention` (3, 4, 7) what each step read,
+  `attention` (3, 4, 7) what it returned; `parallel/` and `recursive/` also
+  `from_random` (3, 4, 7): `monotonic_attention(p_choose_i[:, t],
+  ops/previous_random, mode)`. (After a p of exactly 1 the parallel form
+  loses the previous attention's mass beyond it, the recursive one does not:
+  `from_random[2, 0, 6]`.)
+
+The mechanisms in an `AttentionWrapper`, step by step (D=5, T=5), from
+`np.random.default_rng(6)`: `memory` (3, 7, 5), `memory_sequence_length` (3,)
+= [7, 4, 6], `inputs` (3, 5, 3). Every form is `AttentionWrapper(LSTMCell(6),
+mechanism, attention_layer_size=4)` (as in wrapper.npz: cell input
+[inputs_t; previous attention], query = cell output, attention =
+[h; context] @ attention_layer/kernel), started from its
+`get_initial_state(...)` cloned with a random `cell_state` (the attention
+zeros, the alignments and attention state tfa's one-hot on position 0), no
+sigmoid noise. Forms:
+
+- `bahdanau/`: `BahdanauMonotonicAttention(4)` (mode "parallel");
+- `bahdanau_normalized/`: `BahdanauMonotonicAttention(4, normalize=True)`;
+- `luong/`: `LuongMonotonicAttention(6)`;
+- `luong_scaled/`: `LuongMonotonicAttention(6, scale=True)`;
+- `bahdanau_recursive/`: `BahdanauMonotonicAttention(4, mode="recursive")`;
+- `bahdanau_hard/`: `BahdanauMonotonicAttention(4, normalize=True,
+  mode="hard")`, weights from `default_rng(101)`;
+- `luong_hard/`: `LuongMonotonicAttention(6, scale=True, mode="hard")`,
+  weights from `default_rng(100)`. The two hard forms have a score bias of 0,
+  their seeds picked so that the alignments move on in some rows, stay in
+  others, and (`bahdanau_hard/`, row 2) leave the memory (all-zero weights).
+
+Keys of each form: `cell/kernel` (3 + 4, 24), `cell/recurrent_kernel` (6,
+24), `cell/bias` (24,); `mechanism/memory_kernel` (5, units);
+Bahdanau's `mechanism/query_kernel` (6, 4), `mechanism/attention_v` (4,),
+with normalize `mechanism/attention_g` (), `mechanism/attention_b` (4,);
+Luong scale's `mechanism/attention_g` () (the learned scalar on the score);
+`mechanism/attention_score_bias` () (the learned r); `attention_layer/kernel`
+(6 + 5, 4) (rows: h, then context); `initial_state/h`, `initial_state/c`
+(3, 6); `initial_alignments` (3, 7): tfa's initial attention state;
+`outputs` (3, 5, 4), `attentions` (3, 5, 4), `alignments` (3, 5, 7) after
+each step (the attention state, which tfa's monotonic mechanisms set to the
+alignments); `final_attention` (3, 4), `final_state/h`, `final_state/c` (3, 6).
 """
 
 import io
@@ -927,6 +984,157 @@ def port():
     return out
 
 
+# monotonic.npz
+
+
+def monotonic_vars(mech, rng, out, prefix):
+    """Randomises and records the variables of a built monotonic mechanism."""
+    recorded = [mech.memory_layer.kernel, mech.attention_score_bias]
+    set_var(mech.memory_layer.kernel, rng, 0.6, out, prefix + "memory_kernel")
+    if isinstance(mech, tfa.seq2seq.BahdanauMonotonicAttention):
+        set_var(mech.query_layer.kernel, rng, 0.6, out, prefix + "query_kernel")
+        set_var(mech.attention_v, rng, 0.8, out, prefix + "attention_v")
+        recorded += [mech.query_layer.kernel, mech.attention_v]
+        if mech.normalize:
+            g = rng.uniform(0.8, 2.0)
+            set_var(mech.attention_g, rng, 0, out, prefix + "attention_g", g)
+            set_var(mech.attention_b, rng, 0.5, out, prefix + "attention_b")
+            recorded += [mech.attention_g, mech.attention_b]
+    elif mech.scale:
+        g = rng.uniform(0.4, 2.0)
+        set_var(mech.attention_g, rng, 0, out, prefix + "attention_g", g)
+        recorded.append(mech.attention_g)
+    set_var(mech.attention_score_bias, rng, 0.5, out, prefix + "attention_score_bias")
+    return recorded
+
+
+def monotonic():
+    rng = np.random.default_rng(60)
+    out = {}
+    # safe_cumprod, with exact 0s and 1s and values below float32's tiny.
+    x = rng.uniform(0.0, 1.0, size=(3, 6)).astype(F32)
+    x[0, 2] = 0.0
+    x[1, 0] = 1.0
+    x[1, 3] = 1.0
+    x[2, 1] = 1e-39
+    x[2, 4] = 0.0
+    out["safe_cumprod/x"] = x
+    out["safe_cumprod/y"] = np32(tfa.seq2seq.safe_cumprod(x, axis=1))
+    out["safe_cumprod/y_exclusive"] = np32(
+        tfa.seq2seq.safe_cumprod(x, axis=1, exclusive=True)
+    )
+
+    # monotonic_attention, each mode over T steps carrying its own attention.
+    batch, source, steps = 3, 7, 4
+    p = rng.uniform(0.0, 1.0, size=(batch, steps, source)).astype(F32)
+    p[0, 1, 3] = 0.0
+    p[1, 2, 0] = 1.0
+    p[2, 0, 5] = 1.0
+    p[2, 3, 2] = 0.0
+    hard_p = (rng.uniform(size=(batch, steps, source)) < 0.4).astype(F32)
+    previous = rng.dirichlet(np.ones(source), size=batch).astype(F32)
+    out["ops/p_choose_i"] = p
+    out["ops/hard_p_choose_i"] = hard_p
+    out["ops/previous_random"] = previous
+    first = np.eye(source, dtype=F32)[np.zeros(batch, int)]
+    for mode in ("parallel", "recursive", "hard"):
+        probabilities = hard_p if mode == "hard" else p
+        attention, read = first, []
+        history, from_random = [], []
+        for t in range(steps):
+            read.append(attention)
+            attention = np32(
+                tfa.seq2seq.monotonic_attention(probabilities[:, t], attention, mode)
+            )
+            history.append(attention)
+            if mode != "hard":
+                from_random.append(
+                    np32(
+                        tfa.seq2seq.monotonic_attention(
+                            probabilities[:, t], previous, mode
+                        )
+                    )
+                )
+        out[f"{mode}/previous_attention"] = np.stack(read, 1)
+        out[f"{mode}/attention"] = np.stack(history, 1)
+        if from_random:
+            out[f"{mode}/from_random"] = np.stack(from_random, 1)
+
+    # Both mechanisms in an AttentionWrapper, step by step.
+    rng = np.random.default_rng(6)
+    depth, steps, in_depth, units = 5, 5, 3, 6
+    lengths = np.array([7, 4, 6], dtype=np.int32)
+    memory = rng.normal(size=(batch, source, depth)).astype(F32)
+    inputs = rng.normal(size=(batch, steps, in_depth)).astype(F32)
+    out["memory"] = memory
+    out["memory_sequence_length"] = lengths
+    out["inputs"] = inputs
+    # The hard forms draw their weights from their own generator with a score
+    # bias of 0: seeds picked so that the hard alignments move on in some rows,
+    # stay in others, and lose their mass past the end in one.
+    forms = {
+        "bahdanau": ("bahdanau", {"normalize": False}, None),
+        "bahdanau_normalized": ("bahdanau", {"normalize": True}, None),
+        "luong": ("luong", {"scale": False}, None),
+        "luong_scaled": ("luong", {"scale": True}, None),
+        "bahdanau_recursive": ("bahdanau", {"mode": "recursive"}, None),
+        "bahdanau_hard": ("bahdanau", {"normalize": True, "mode": "hard"}, 101),
+        "luong_hard": ("luong", {"scale": True, "mode": "hard"}, 100),
+    }
+    shared_rng = rng
+    for name, (kind, kwargs, seed) in forms.items():
+        rng = shared_rng if seed is None else np.random.default_rng(seed)
+        if kind == "bahdanau":
+            mech = tfa.seq2seq.BahdanauMonotonicAttention(
+                4, memory=memory, memory_sequence_length=lengths, **kwargs
+            )
+        else:
+            mech = tfa.seq2seq.LuongMonotonicAttention(
+                units, memory=memory, memory_sequence_length=lengths, **kwargs
+            )
+        cell = tf.keras.layers.LSTMCell(units)
+        wrapper = tfa.seq2seq.AttentionWrapper(cell, mech, attention_layer_size=4)
+        state = wrapper.get_initial_state(batch_size=batch, dtype=tf.float32)
+        wrapper(tf.constant(inputs[:, 0]), state)  # builds every variable
+        group = {}
+        recorded = cell_vars(cell, rng, group, "cell/")
+        recorded += monotonic_vars(mech, rng, group, "mechanism/")
+        if seed is not None:
+            bias = mech.attention_score_bias
+            set_var(bias, rng, 0, group, "mechanism/attention_score_bias", 0.0)
+        mech.setup_memory(memory, memory_sequence_length=lengths)
+        layer = wrapper._attention_layers[0]
+        set_var(layer.kernel, rng, 0.5, group, "attention_layer/kernel")
+        recorded.append(layer.kernel)
+        check_all_recorded([wrapper], recorded, name)
+        cell_state = random_cell_state(
+            rng, (batch, units), True, group, "initial_state/"
+        )
+        state = wrapper.get_initial_state(batch_size=batch, dtype=tf.float32).clone(
+            cell_state=cell_state
+        )
+        group["initial_alignments"] = np32(state.attention_state)
+        outputs, attentions, alignments = [], [], []
+        for t in range(steps):
+            output, state = wrapper(tf.constant(inputs[:, t]), state)
+            outputs.append(np32(output))
+            attentions.append(np32(state.attention))
+            alignments.append(np32(state.alignments))
+        group["outputs"] = np.stack(outputs, 1)
+        group["attentions"] = np.stack(attentions, 1)
+        group["alignments"] = np.stack(alignments, 1)
+        group["final_attention"] = np32(state.attention)
+        record_cell_state(state.cell_state, group, "final_state/")
+        for key, value in group.items():
+            out[f"{name}/{key}"] = value
+        sums = group["alignments"].sum(-1)
+        print(f"  {name}: alignment sums {sums.min():.3f}..{sums.max():.3f}")
+        if seed is not None:
+            where = np.where(sums > 0, group["alignments"].argmax(-1), -1)
+            print(f"  {name}: positions {where.tolist()}")
+    return out
+
+
 def main():
     os.makedirs(OUT_DIR, exist_ok=True)
     only = sys.argv[1:]  # optional: the names of the files to write
@@ -935,6 +1143,7 @@ def main():
         ("wrapper", wrapper_forms),
         ("decoding", decoding),
         ("port", port),
+        ("monotonic", monotonic),
     ):
         if only and name not in only:
             continue

@@ -114,3 +114,28 @@ def test_decoding_steps_make_no_host_copies(host_copies, beam_size):
             model.generate_ids(source, beam_size, max_length, **kwargs)
         counts.append(list(seen))
     assert len(counts[0]) == len(counts[1]), counts
+
+
+def test_continuous_decode_steps_make_no_host_copies(host_copies):
+    from keras_rnnattn.decoding import continuous_decode
+
+    ops = keras.ops
+    weights = ops.convert_to_tensor(np.eye(3, dtype="float32") * 0.5)
+    limits = ops.convert_to_tensor(np.array([2.5, 10.0], "float32"))
+
+    def next_fn(frame, state):
+        frame = ops.matmul(frame, weights) + 1.0  # (B, 3); a scalar op, no copy
+        step = state + 1  # (B,)
+        stop_logits = ops.cast(step, "float32") - limits
+        return frame, stop_logits, step, ops.softmax(frame, axis=-1)
+
+    state = ops.zeros((2,), "int32")
+    start = ops.zeros((2, 3), "float32")
+    counts = []
+    for max_length in (2, 8):
+        flags = dict(return_alignments=True, return_state=True)
+        continuous_decode(next_fn, state, start, max_length, **flags)  # warm-up
+        with host_copies as seen:
+            continuous_decode(next_fn, state, start, max_length, **flags)
+        counts.append(list(seen))
+    assert len(counts[0]) == len(counts[1]), counts

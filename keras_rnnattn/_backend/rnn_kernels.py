@@ -40,8 +40,8 @@ def own_rnn_kernels():
 def time_loop(fn, init, xs):
     """`ops.scan(fn, init, xs)`, or the same as a Python loop (`loops_in_python`).
 
-    `xs` is a tensor or a nested structure of tensors, time on axis 0. `fn`
-    returns `(carry, y)` with `y` the new carry itself (Keras's TensorFlow
+    `xs` may be a nested structure of tensors, each with the steps on axis 0.
+    `fn` returns `(carry, y)` with `y` the new carry itself (Keras's TensorFlow
     scan needs that). On TensorFlow the loop is `tf.scan`, whose while loop
     has its number of iterations set: XLA (`jit_compile=True`) can then
     differentiate it, which it cannot do for Keras's scan ("XLA compilation
@@ -55,10 +55,9 @@ def time_loop(fn, init, xs):
     if not loops_in_python():
         return ops.scan(fn, init, xs)
     carry, ys = init, []
-    flat = keras.tree.flatten(xs)
-    for parts in zip(*[ops.unstack(x, axis=0) for x in flat]):
-        x_t = keras.tree.pack_sequence_as(xs, list(parts))
-        carry, y = fn(carry, x_t)
+    leaves = [ops.unstack(leaf, axis=0) for leaf in keras.tree.flatten(xs)]
+    for step in zip(*leaves):
+        carry, y = fn(carry, keras.tree.pack_sequence_as(xs, list(step)))
         ys.append(y)
     return carry, keras.tree.map_structure(lambda *y: ops.stack(y), *ys)
 
@@ -118,8 +117,9 @@ def run_rnn(rnn, inputs, initial_state=None, training=None):
       cuDNN on GPU); Keras uses the same call on GPU only, and its CPU fallback
       indexes `x[t]` per step, whose backward pass writes a full-size zero tensor
       each time;
-    - TensorFlow: the input projection for all steps at once, then `ops.scan` of
-      the recurrent part (the stock layer projects inside the loop);
+    - TensorFlow: the input projection for all steps at once, then `time_loop`
+      (`tf.scan`) of the recurrent part (the stock layer projects inside the
+      loop);
     - JAX, and every other layer: the layer itself (XLA's scan of the stock cell
       was the fastest there).
 

@@ -1,4 +1,4 @@
-"""Argument checks, the `next_fn` call and the token-by-token loop shared by the decoders."""
+"""Argument checks, the `next_fn` call and the step-by-step loop shared by the decoders."""
 
 import numbers
 from typing import Any, NamedTuple
@@ -33,37 +33,50 @@ def check_end_id(end_id):
     return int(end_id)
 
 
+def split_outputs(outputs, names):
+    """`next_fn`'s `outputs` as `(values, state, alignment)`, or raises.
+
+    `names` are the parts `next_fn` must return, the state last, for example
+    `("logits", "state")`; an alignment may follow them. `values` is the tuple
+    of the parts before the state, `alignment` None when there is none.
+    """
+    size = len(names)
+    if not isinstance(outputs, (tuple, list)) or len(outputs) not in (size, size + 1):
+        described = f"of type {type(outputs).__name__}"
+        if isinstance(outputs, (tuple, list)):
+            described += f" and length {len(outputs)}"
+        raise ValueError(
+            f"`next_fn` must return `({', '.join(names)})` or "
+            f"`({', '.join(names)}, alignment)`. Received an output {described}"
+        )
+    alignment = outputs[size] if len(outputs) > size else None
+    return tuple(outputs[: size - 1]), outputs[size - 1], alignment
+
+
 def call_next_fn(next_fn, token_ids, state):
     """Calls `next_fn(token_ids, state)` and returns `(logits, state, alignment)`.
 
     `alignment` is None when `next_fn` returns only `(logits, state)`. The logits
     are cast to float32 so that every score is computed in float32.
     """
-    outputs = next_fn(token_ids, state)
-    if not isinstance(outputs, (tuple, list)) or len(outputs) not in (2, 3):
-        raise ValueError(
-            "`next_fn(token_ids, state)` must return `(logits, state)` or "
-            "`(logits, state, alignment)`. Received an output of type "
-            f"{type(outputs).__name__}"
-            + (
-                f" and length {len(outputs)}"
-                if isinstance(outputs, (tuple, list))
-                else ""
-            )
-        )
-    logits, new_state = outputs[0], outputs[1]
-    alignment = outputs[2] if len(outputs) == 3 else None
+    (logits,), new_state, alignment = split_outputs(
+        next_fn(token_ids, state), ("logits", "state")
+    )
     return ops.cast(logits, "float32"), new_state, alignment
 
 
-def require_alignment(alignment):
-    """Raises if `next_fn` returned no alignment although the caller asked for one."""
+def require_alignment(alignment, names=("logits", "state")):
+    """Raises if `next_fn` returned no alignment although the caller asked for one.
+
+    `names` are the parts `next_fn` returns before the alignment.
+    """
     if alignment is None:
+        parts = ", ".join(names)
         raise ValueError(
             "`return_alignments=True` needs the attention weights: `next_fn` must "
-            "return `(logits, state, alignment)` (an `AttentionDecoder` step gives "
+            f"return `({parts}, alignment)` (an `AttentionDecoder` step gives "
             "them), or pass `return_alignments=False`. Received a `next_fn` "
-            "returning `(logits, state)`"
+            f"returning `({parts})`"
         )
 
 
@@ -143,24 +156,135 @@ class FlatState:
         return keras.tree.pack_sequence_as(self.template, leaves)
 
 
-class TokenLoopState(NamedTuple):
-    """What the greedy and sampling loops carry from one step to the next."""
+class LoopState(NamedTuple):
+    """What a decoding loop carries from one step to the next."""
 
-    # Scalar int32: the position of the token this step writes, 0 .. max_length - 1.
+    # Scalar int32: the position this step writes, 0 .. max_length - 1.
     step: Any
-    # (B,) int32: the token fed to `next_fn` at this step (the start ids at step 0).
-    last_ids: Any
-    # (B, max_length) int32: the tokens so far, end_id from the current step on.
-    tokens: Any
-    # (B,) bool: whether the row has produced its end token.
+    # (B, ...): what `next_fn` is fed at this step (the start inputs at step 0).
+    inputs: Any
+    # The decoder's own buffers, such as the tokens and scores so far.
+    outputs: Any
+    # (B,) bool: whether the row has ended (at an earlier step).
     finished: Any
-    # (B,) float32: summed log-probabilities of the tokens of the row so far.
-    scores: Any
     # The tensors of the model state returned by `next_fn` (a `FlatState` list).
     model_state: Any
     # The alignment history, like `next_fn`'s alignment with (B, max_length, ...)
     # leaves, zero after each row's end; () unless alignments are returned.
     alignments: Any
+
+
+def decode_loop(
+    call,
+    state,
+    start_inputs,
+    outputs,
+    advance,
+    max_length,
+    return_alignments=False,
+    return_state=False,
+    signature=("logits", "state"),
+):
+    """Runs `call` one step at a time in one `keras.ops.while_loop`.
+
+    The loop stops after `max_length` steps or once every row has ended. It
+    carries the model state (frozen at each row's last step with
+    `return_state`) and the alignment history (with `return_alignments`); the
+    decoder says what a step emits and when a row ends through `advance`.
+
+    Args:
+        call: `call(inputs, state) -> (prediction, state, alignment)`, the
+            decoder's call of its `next_fn` (alignment None if it has none).
+        state: the initial model state, a nested structure of `(B, ...)` tensors
+            (None leaves allowed).
+        start_inputs: `(B, ...)` tensor, what `call` is fed at the first step.
+        outputs: the decoder's initial buffers (any structure of tensors).
+        advance: `advance(prediction, step, finished, outputs) -> (inputs,
+            outputs, finished)`: the next step's inputs, the buffers with this
+            step written (nothing for rows already `finished`, `(B,)` bool),
+            and `(B,)` bool, whether the row has ended by this step.
+        max_length: Python int, the most steps.
+        return_alignments: bool, also return the alignment history.
+        return_state: bool, also return the final state, each row's frozen at
+            the step where it ended.
+        signature: the names of `next_fn`'s outputs before the alignment, for
+            the error raised when an alignment is asked for but missing.
+
+    Returns:
+        `outputs` after the last step, then the alignments `(B, max_length, ...)`
+        and the state where asked for.
+    """
+    batch_size = ops.shape(start_inputs)[0]
+    flat_state = FlatState(state)
+    alignments = ()
+    if return_alignments:
+        # One call only to learn the alignment's structure and shapes; under
+        # jit its unused results are compiled away.
+        _, _, alignment = call(start_inputs, state)
+        require_alignment(alignment, signature)
+        alignments = keras.tree.map_structure(
+            lambda a: zero_history(a, (batch_size, max_length)), alignment
+        )  # (B, L, S) leaves
+    loop_state = LoopState(
+        step=ops.convert_to_tensor(0, dtype="int32"),
+        inputs=start_inputs,
+        outputs=outputs,
+        finished=ops.zeros((batch_size,), dtype="bool"),
+        model_state=flat_state.tensors(state),
+        alignments=alignments,
+    )
+
+    def cond(s):
+        # Stops at max_length, or as soon as every row has ended.
+        return ops.logical_and(
+            ops.less(s.step, device_scalar(max_length, "int32")),
+            ops.logical_not(ops.all(s.finished)),
+        )
+
+    def body(s):
+        prediction, model_state, alignment = call(
+            s.inputs, flat_state.pack(s.model_state)
+        )
+        model_state = flat_state.tensors(model_state)
+        inputs, outputs, finished = advance(prediction, s.step, s.finished, s.outputs)
+        if return_state:
+            # A finished row keeps the state of the step where it ended (leaves
+            # without a batch axis follow the last step).
+            model_state = [
+                where_rows(s.finished, old, new) if len(new.shape) else new
+                for old, new in zip(s.model_state, model_state)
+            ]
+        alignments = s.alignments
+        if return_alignments:
+            # The step's alignment at its position; 0 once finished.
+            alignments = keras.tree.map_structure(
+                lambda history, a: write_at(
+                    history,
+                    1,
+                    s.step,
+                    where_rows(s.finished, ops.zeros_like(a), a),
+                ),
+                s.alignments,
+                alignment,
+            )
+        return (
+            LoopState(
+                step=s.step + 1,
+                inputs=inputs,
+                outputs=outputs,
+                finished=finished,
+                model_state=model_state,
+                alignments=alignments,
+            ),
+        )
+
+    (final,) = ops.while_loop(cond, body, (loop_state,))
+    results = (final.outputs,)
+    if return_alignments:
+        results += (final.alignments,)
+    if return_state:
+        results += (flat_state.pack(final.model_state),)
+    return results
 
 
 def token_loop(
@@ -195,84 +319,38 @@ def token_loop(
     """
     start_ids = ops.cast(ops.convert_to_tensor(start_ids), "int32")  # (B,)
     batch_size = ops.shape(start_ids)[0]
-    flat_state = FlatState(state)
-    alignments = ()
-    if return_alignments:
-        # One call only to learn the alignment's structure and shapes; under
-        # jit its unused results are compiled away.
-        _, _, alignment = call_next_fn(next_fn, start_ids, state)
-        require_alignment(alignment)
-        alignments = keras.tree.map_structure(
-            lambda a: zero_history(a, (batch_size, max_length)), alignment
-        )  # (B, L, S) leaves
-    loop_state = TokenLoopState(
-        step=ops.convert_to_tensor(0, dtype="int32"),
-        last_ids=start_ids,
-        tokens=ops.full((batch_size, max_length), end_id, dtype="int32"),
-        finished=ops.zeros((batch_size,), dtype="bool"),
-        scores=ops.zeros((batch_size,), dtype="float32"),
-        model_state=flat_state.tensors(state),
-        alignments=alignments,
-    )
 
-    def cond(s):
-        # Stops at max_length, or as soon as every row has produced its end token.
-        return ops.logical_and(
-            ops.less(s.step, device_scalar(max_length, "int32")),
-            ops.logical_not(ops.all(s.finished)),
-        )
+    def call(token_ids, state):
+        return call_next_fn(next_fn, token_ids, state)
 
-    def body(s):
+    def advance(logits, step, finished, outputs):
+        tokens, scores = outputs  # (B, L), (B,)
         end = device_scalar(end_id, "int32")
-        logits, model_state, alignment = call_next_fn(
-            next_fn, s.last_ids, flat_state.pack(s.model_state)
-        )
-        model_state = flat_state.tensors(model_state)
-        token_ids, log_probs = choose(logits, s.step)  # (B,), (B,)
+        token_ids, log_probs = choose(logits, step)  # (B,), (B,)
         # A finished row keeps writing end_id and adds nothing to its score.
-        token_ids = ops.where(s.finished, end, token_ids)
-        log_probs = ops.where(
-            s.finished, device_scalar(0.0, log_probs.dtype), log_probs
-        )
-        if return_state:
-            # A finished row keeps the state of the step that produced its end
-            # token (leaves without a batch axis follow the last step).
-            model_state = [
-                where_rows(s.finished, old, new) if len(new.shape) else new
-                for old, new in zip(s.model_state, model_state)
-            ]
-        alignments = s.alignments
-        if return_alignments:
-            # The step's alignment at its token's position; 0 once finished.
-            alignments = keras.tree.map_structure(
-                lambda history, a: write_at(
-                    history,
-                    1,
-                    s.step,
-                    where_rows(s.finished, ops.zeros_like(a), a),
-                ),
-                s.alignments,
-                alignment,
-            )
+        token_ids = ops.where(finished, end, token_ids)
+        log_probs = ops.where(finished, device_scalar(0.0, log_probs.dtype), log_probs)
         return (
-            TokenLoopState(
-                step=s.step + 1,
-                last_ids=token_ids,
-                tokens=write_column(s.tokens, s.step, token_ids),
-                finished=ops.logical_or(s.finished, ops.equal(token_ids, end)),
-                scores=s.scores + log_probs,
-                model_state=model_state,
-                alignments=alignments,
-            ),
+            token_ids,
+            (write_column(tokens, step, token_ids), scores + log_probs),
+            ops.logical_or(finished, ops.equal(token_ids, end)),
         )
 
-    (final,) = ops.while_loop(cond, body, (loop_state,))
-    outputs = (final.tokens, final.scores)
-    if return_alignments:
-        outputs += (final.alignments,)
-    if return_state:
-        outputs += (flat_state.pack(final.model_state),)
-    return outputs
+    outputs = (
+        ops.full((batch_size, max_length), end_id, dtype="int32"),  # tokens
+        ops.zeros((batch_size,), dtype="float32"),  # scores
+    )
+    (tokens, scores), *rest = decode_loop(
+        call,
+        state,
+        start_ids,
+        outputs,
+        advance,
+        max_length,
+        return_alignments=return_alignments,
+        return_state=return_state,
+    )
+    return (tokens, scores, *rest)
 
 
 def map_state(fn, state):

@@ -448,7 +448,7 @@ class AttentionDecoder(keras.layers.Layer):
             params.get("bias_rec"),
         )
 
-    def _attend(self, mechanism, query, memory, training, previous=None):
+    def _attend(self, mechanism, query, memory, training, previous=None, noise=None):
         """Context `(B, T, dv)` and weights `(B, T, S)` for a query `(B, T, units)`."""
         if isinstance(mechanism, BaseAttention):
             return mechanism.attend(
@@ -458,6 +458,7 @@ class AttentionDecoder(keras.layers.Layer):
                 value_mask=memory["mask"],
                 training=training,
                 previous_alignment=previous,
+                noise=noise,
             )
         mask = memory["mask"]
         if mask is not None:
@@ -472,18 +473,22 @@ class AttentionDecoder(keras.layers.Layer):
         )  # weights: (B, heads, T, S)
         return context, ops.mean(weights, axis=1)
 
-    def _attend_all(self, query, memory, training, previous=()):
+    def _attend_all(self, query, memory, training, previous=(), noise=None):
         """Each mechanism's context `(B, T, dv_i)` and weights `(B, T, S_i)`.
 
         `previous` holds the alignment state `(B, S_i)` of each stateful
         mechanism (one step: T = 1); the third result is their next states.
+        `noise` maps a mechanism's index (a str) to its step of `draw_noise`.
         """
         memories = memory if self._multi else [memory]
         contexts, alignments, states = [], [], []
         previous = dict(zip(self._stateful, previous))
+        noise = noise or {}
         for i, (mechanism, mem) in enumerate(zip(self.mechanisms, memories)):
             state = previous.get(i)
-            context, alignment = self._attend(mechanism, query, mem, training, state)
+            context, alignment = self._attend(
+                mechanism, query, mem, training, state, noise.get(str(i))
+            )
             contexts.append(context)
             alignments.append(alignment)
             if state is not None:
@@ -512,7 +517,7 @@ class AttentionDecoder(keras.layers.Layer):
         attention = self._attention_vector(h, contexts, params)
         return (attention if self.output_attention else h), attention
 
-    def _step(self, x, states, memory, params, training=None, readout=True):
+    def _step(self, x, states, memory, params, training=None, readout=True, noise=None):
         """The decoder step on a projected input `x` `(B, G)`.
 
         With `readout=False` (only when o_t is not fed back) the output is
@@ -524,7 +529,7 @@ class AttentionDecoder(keras.layers.Layer):
         if self.query == "previous":
             query = ops.expand_dims(cell_states[self._query_index], 1)  # (B, 1, u)
             contexts, alignments, previous = self._attend_all(
-                query, memory, training, previous
+                query, memory, training, previous, noise
             )
             contexts = [ops.squeeze(context, 1) for context in contexts]
             feed = None
@@ -537,7 +542,7 @@ class AttentionDecoder(keras.layers.Layer):
             feed = states[self._num_cell_states] if self.input_feeding else None
             h, cell_states = self._cell_step(x, cell_states, feed, params, training)
             contexts, alignments, previous = self._attend_all(
-                ops.expand_dims(h, 1), memory, training, previous
+                ops.expand_dims(h, 1), memory, training, previous, noise
             )
             contexts = [ops.squeeze(context, 1) for context in contexts]
         alignments = [ops.squeeze(alignment, 1) for alignment in alignments]  # (B, S)
@@ -687,16 +692,39 @@ class AttentionDecoder(keras.layers.Layer):
             tuple(no_alignments),
         )
 
+        # The attention layers' random numbers for every step, drawn before the
+        # loop (a compiled scan cannot draw from a seed generator inside).
+        steps = ops.shape(inputs)[1]
+        noise = {}
+        for i, (mechanism, mem) in enumerate(zip(self.mechanisms, memories)):
+            if isinstance(mechanism, BaseAttention):
+                shape = (steps, batch_size, ops.shape(mem["values"])[1])
+                drawn = mechanism.draw_noise(shape, training)
+                if drawn is not None:
+                    noise[str(i)] = drawn
+        xs = ops.transpose(x, (1, 0, 2))
+        if noise:
+            xs = (xs, noise)
+
         def body(carry, x_t):
+            noise_t = None
+            if noise:
+                x_t, noise_t = x_t
             output, new_states, alignment = self._step(
-                x_t, list(carry[0]), memory, params, training, readout=readout
+                x_t,
+                list(carry[0]),
+                memory,
+                params,
+                training,
+                readout=readout,
+                noise=noise_t,
             )
             alignment = alignment if self._multi else [alignment]
             # The per-step output is the carry itself: TF's scan needs that.
             new_carry = (tuple(new_states), output, tuple(alignment))
             return new_carry, new_carry
 
-        _, history = time_loop(body, init, ops.transpose(x, (1, 0, 2)))
+        _, history = time_loop(body, init, xs)
         outputs = ops.transpose(history[1], (1, 0, 2))  # (B, T, step_size)
         alignments = [ops.transpose(a, (1, 0, 2)) for a in history[2]]  # (B, T, S)
         if not readout:

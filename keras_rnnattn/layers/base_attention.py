@@ -151,13 +151,34 @@ class BaseAttention(keras.layers.Layer):
         return weights
 
     def compute_weights(
-        self, scores, mask=None, previous_alignment=None, training=None
+        self, scores, mask=None, previous_alignment=None, training=None, noise=None
     ):
         """Weights `(B, T, S)` from scores: `probability_fn`, masked.
 
-        Stateful scorers may override it to use `previous_alignment` `(B, S)`.
+        Stateful scorers may override it to use `previous_alignment` `(B, S)`
+        (and the step's `noise`, see `draw_noise`).
         """
         return self._probabilities(scores, mask)
+
+    def draw_noise(self, shape, training=None):
+        """The random numbers of `shape[0]` decoder steps, drawn at once.
+
+        A compiled loop over decoder steps (`ops.scan` under `jax.jit`) cannot
+        draw from a `SeedGenerator` inside its body, so `AttentionDecoder`
+        draws every step's numbers before the loop and hands each step its
+        slice as `attend(..., noise=...)`.
+
+        Args:
+            shape: `(steps, B, S)`.
+            training: bool; nothing is drawn outside training.
+
+        Returns:
+            A dict of `shape` tensors (`"dropout"`: uniform numbers for the
+            dropout on the weights), or None when the layer draws nothing.
+        """
+        if not training or self.dropout <= 0:
+            return None
+        return {"dropout": keras.random.uniform(shape, seed=self.seed_generator)}
 
     def precompute_keys(self, key):
         """Projects the keys once per source. Returns what `compute_scores` needs.
@@ -284,11 +305,14 @@ class BaseAttention(keras.layers.Layer):
         attention_mask=None,
         training=None,
         previous_alignment=None,
+        noise=None,
     ):
         """Context and weights for a rank-3 query: the body of `call`, without checks.
 
         A decoder loop calls this directly with keys it projected once (and,
-        for a stateful scorer, the state `previous_alignment` `(B, S)`).
+        for a stateful scorer, the state `previous_alignment` `(B, S)`). In
+        training, `noise` is one step's slice of `draw_noise` (a dict of
+        `(B, S)` tensors, T = 1), used instead of drawing.
 
         Before the layer's first call it builds itself from the shapes of
         `query` and `value` (and of the key that `precompute_keys` saw).
@@ -322,15 +346,24 @@ class BaseAttention(keras.layers.Layer):
                 if mask is None
                 else ops.logical_and(mask, attention_mask)
             )
+        if noise is not None:
+            noise = {k: ops.expand_dims(v, 1) for k, v in noise.items()}  # (B, 1, S)
         if self.stateful:
-            weights = self.compute_weights(scores, mask, previous_alignment, training)
+            weights = self.compute_weights(
+                scores, mask, previous_alignment, training, noise=noise
+            )
         else:
             weights = self._probabilities(scores, mask)  # (B, T, S)
         if query_mask is not None:
             keep = ops.cast(ops.expand_dims(query_mask, -1), weights.dtype)  # (B, T, 1)
             weights = weights * keep
         applied = weights
-        if training and self.dropout > 0:
+        if training and self.dropout > 0 and noise is not None:
+            keep = ops.greater_equal(
+                ops.cast(noise["dropout"], weights.dtype), self.dropout
+            )
+            applied = ops.where(keep, weights / (1.0 - self.dropout), 0.0)
+        elif training and self.dropout > 0:
             applied = keras.random.dropout(
                 weights, self.dropout, seed=self.seed_generator
             )

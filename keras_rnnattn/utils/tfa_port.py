@@ -16,13 +16,17 @@ Two halves, one on each side of the move:
 | `BahdanauAttention.memory_layer` / `query_layer` kernels | `key_dense` / `query_dense` kernels |
 | `attention_v`, `attention_g`, `attention_b` | `v`, `g`, `b` (`b` is 0 without `normalize`) |
 | `LuongAttention.memory_layer` kernel, times `attention_g` with `scale=True` | `LuongAttention("general").key_dense` kernel |
+| `BahdanauMonotonicAttention`: as `BahdanauAttention`, and `attention_score_bias` | `BahdanauMonotonicAttention`: the same, and `score_bias` |
+| `LuongMonotonicAttention.memory_layer` kernel, `attention_g`, `attention_score_bias` | `LuongMonotonicAttention.key_dense` kernel, `g`, `score_bias` |
 | `attention_layer` kernel, rows over [h_t; c_t] | `attention_dense` (or `attention_layer`) kernel, rows over [c_t; h_t]: the two row blocks swap |
 
 The keys of the dict: `cell/{j}` (the j-th array of the cell's `get_weights()`,
-a stack's cells in order), `mechanism_{i}/kind` (`"bahdanau"` or `"luong"`),
+a stack's cells in order), `mechanism_{i}/kind` (`"bahdanau"`, `"luong"`,
+`"bahdanau_monotonic"` or `"luong_monotonic"`),
 `mechanism_{i}/memory_kernel`, `mechanism_{i}/query_kernel`,
 `mechanism_{i}/attention_v`, `mechanism_{i}/attention_g`,
-`mechanism_{i}/attention_b` (those the mechanism has), and
+`mechanism_{i}/attention_b`, `mechanism_{i}/attention_score_bias` (those the
+mechanism has), and
 `attention_layer_{i}/{j}` (the j-th array of attention layer i).
 """
 
@@ -51,19 +55,26 @@ def tfa_wrapper_weights(wrapper):
     weights = {}
     for j, array in enumerate(wrapper._cell.get_weights()):
         weights[f"cell/{j}"] = np.asarray(array)
+    kinds = {
+        "BahdanauAttention": "bahdanau",
+        "LuongAttention": "luong",
+        "BahdanauMonotonicAttention": "bahdanau_monotonic",
+        "LuongMonotonicAttention": "luong_monotonic",
+    }
     for i, mechanism in enumerate(wrapper._attention_mechanisms):
         kind = type(mechanism).__name__
-        if kind not in ("BahdanauAttention", "LuongAttention"):
+        if kind not in kinds:
             raise ValueError(
-                f"Only BahdanauAttention and LuongAttention port to keras-rnnattn "
-                f"weights this way. Received a {kind} as mechanism {i}."
+                f"Only {', '.join(kinds)} port to keras-rnnattn weights this way. "
+                f"Received a {kind} as mechanism {i}."
             )
         prefix = f"mechanism_{i}/"
-        weights[prefix + "kind"] = np.array(kind.removesuffix("Attention").lower())
+        weights[prefix + "kind"] = np.array(kinds[kind])
         weights[prefix + "memory_kernel"] = np.asarray(mechanism.memory_layer.kernel)
         if getattr(mechanism, "query_layer", None) is not None:
             weights[prefix + "query_kernel"] = np.asarray(mechanism.query_layer.kernel)
-        for name in ("attention_v", "attention_g", "attention_b"):
+        names = ("attention_v", "attention_g", "attention_b", "attention_score_bias")
+        for name in names:
             value = getattr(mechanism, name, None)
             if value is not None:
                 weights[prefix + name] = np.asarray(value)
@@ -79,7 +90,9 @@ def set_tfa_weights(decoder, weights):
     The decoder must have tfa's structure: the same cell (or stack), one
     mechanism per tfa mechanism in the same order (`BahdanauAttention(units,
     normalize=...)` for tfa's Bahdanau, `LuongAttention("general")` for tfa's
-    Luong), `query="current"`, input feeding, and W_c of the same sizes
+    Luong, `BahdanauMonotonicAttention(units, normalize=...)` and
+    `LuongMonotonicAttention(scale=...)` for tfa's monotonic mechanisms, with
+    tfa's `mode`), `query="current"`, input feeding, and W_c of the same sizes
     (`attention_layer_size`, `attention_activation=None` for tfa's linear
     layer) or a layer of the same kind as tfa's `attention_layer`. It must be
     built (call it once, or `decoder.build(inputs_shape, memory_shape)`).
@@ -112,8 +125,15 @@ def set_tfa_weights(decoder, weights):
     >>> bool(np.allclose(kernel[:5], tfa_weights["attention_layer_0/0"][4:]))
     True
     """
+    from keras_rnnattn.layers._monotonic import MonotonicScorer
     from keras_rnnattn.layers.bahdanau_attention import BahdanauAttention
+    from keras_rnnattn.layers.bahdanau_monotonic_attention import (
+        BahdanauMonotonicAttention,
+    )
     from keras_rnnattn.layers.luong_attention import LuongAttention
+    from keras_rnnattn.layers.luong_monotonic_attention import (
+        LuongMonotonicAttention,
+    )
 
     weights = {key: np.asarray(weights[key]) for key in weights}
     if not decoder.built:
@@ -140,7 +160,36 @@ def set_tfa_weights(decoder, weights):
     for i, mechanism in enumerate(mechanisms):
         prefix = f"mechanism_{i}/"
         kind = str(weights[prefix + "kind"])
-        if kind == "bahdanau" and type(mechanism) is BahdanauAttention:
+        monotonic = kind.endswith("_monotonic")
+        if monotonic != isinstance(mechanism, MonotonicScorer):
+            raise ValueError(
+                f"tfa's mechanism {i} is {kind}: build "
+                + (
+                    "BahdanauMonotonicAttention or LuongMonotonicAttention"
+                    if monotonic
+                    else "BahdanauAttention or LuongAttention"
+                )
+                + f". Received: {type(mechanism).__name__}."
+            )
+        if kind == "luong_monotonic" and type(mechanism) is LuongMonotonicAttention:
+            scaled = prefix + "attention_g" in weights
+            if scaled != mechanism.scale:
+                raise ValueError(
+                    f"tfa's mechanism {i} has scale={scaled}: build "
+                    f"LuongMonotonicAttention(scale={scaled})."
+                )
+            values = [weights[prefix + "memory_kernel"]]
+            targets = [mechanism.key_dense.kernel]
+            if scaled:
+                values.append(weights[prefix + "attention_g"])
+                targets.append(mechanism.g)
+            values.append(weights[prefix + "attention_score_bias"])
+            targets.append(mechanism.score_bias)
+            _assign(targets, values, f"Luong monotonic mechanism {i}")
+        elif (kind == "bahdanau" and type(mechanism) is BahdanauAttention) or (
+            kind == "bahdanau_monotonic"
+            and type(mechanism) is BahdanauMonotonicAttention
+        ):
             normalized = prefix + "attention_g" in weights
             if normalized != mechanism.normalize:
                 raise ValueError(
@@ -161,6 +210,9 @@ def set_tfa_weights(decoder, weights):
             if normalized:
                 values.append(weights[prefix + "attention_g"])
                 targets.append(mechanism.g)
+            if monotonic:
+                values.append(weights[prefix + "attention_score_bias"])
+                targets.append(mechanism.score_bias)
             _assign(targets, values, f"Bahdanau mechanism {i}")
         elif (
             kind == "luong"
@@ -174,15 +226,17 @@ def set_tfa_weights(decoder, weights):
                 kernel = kernel * scale
             _assign([mechanism.key_dense.kernel], [kernel], f"Luong mechanism {i}")
         else:
+            fix = {
+                "bahdanau": "BahdanauAttention(units, normalize=...)",
+                "luong": "LuongAttention('general') (scale=False; tfa's scale "
+                "folds into the key kernel)",
+                "bahdanau_monotonic": "BahdanauMonotonicAttention(units, "
+                "normalize=...)",
+                "luong_monotonic": "LuongMonotonicAttention(scale=...)",
+            }.get(kind, kind)
             raise ValueError(
-                f"tfa's mechanism {i} is {kind}: build it as "
-                + (
-                    "BahdanauAttention(units, normalize=...)"
-                    if kind == "bahdanau"
-                    else "LuongAttention('general') (scale=False; tfa's scale "
-                    "folds into the key kernel)"
-                )
-                + f". Received: {type(mechanism).__name__}."
+                f"tfa's mechanism {i} is {kind}: build it as {fix}. "
+                f"Received: {type(mechanism).__name__}."
             )
     layers = decoder._readout_layers()
     count = sum(

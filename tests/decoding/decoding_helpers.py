@@ -1,9 +1,11 @@
-"""Shared by the decoding tests: the per-backend `jit`, table models, brute force."""
+"""Shared by the decoding tests: the per-backend `jit`, table models, brute force,
+the TFLite conversion."""
 
 import types
 
 import keras
 import numpy as np
+import pytest
 from keras import ops
 
 
@@ -196,3 +198,29 @@ def numpy_greedy(log_probs_fn, start, end_id, max_length):
     padded = np.full((max_length,), end_id)
     padded[: len(tokens)] = tokens
     return padded, total
+
+
+def convert_and_run(fn, starts):
+    """Converts `fn(starts)` with builtin ops only and runs it in LiteRT.
+
+    `starts` is a NumPy array (start ids or start frames); the model's input has
+    its shape and dtype. Returns the LiteRT outputs (in the model's order, which
+    TFLite does not guarantee) and `fn`'s outputs run in TensorFlow.
+    """
+    tf = pytest.importorskip("tensorflow")
+    litert = pytest.importorskip("ai_edge_litert.interpreter")
+    spec = tf.TensorSpec(starts.shape, tf.as_dtype(starts.dtype))
+    graph = tf.function(fn, input_signature=[spec])
+    converter = tf.lite.TFLiteConverter.from_concrete_functions(
+        [graph.get_concrete_function()], graph
+    )
+    converter.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS]
+    interpreter = litert.Interpreter(model_content=converter.convert())
+    interpreter.allocate_tensors()
+    interpreter.set_tensor(interpreter.get_input_details()[0]["index"], starts)
+    interpreter.invoke()
+    outputs = [
+        interpreter.get_tensor(d["index"]) for d in interpreter.get_output_details()
+    ]
+    expected = [np.asarray(x) for x in fn(tf.constant(starts))]
+    return outputs, expected

@@ -3,7 +3,7 @@
 import keras
 import numpy as np
 import pytest
-from decoding_helpers import StepTableModel
+from decoding_helpers import StepTableModel, convert_and_run
 
 from keras_rnnattn.decoding import beam_search, greedy_search, sample
 
@@ -14,26 +14,6 @@ pytestmark = pytest.mark.skipif(
 )
 
 END = 0
-
-
-def convert_and_run(fn, starts):
-    """Converts `fn(start_ids)` with builtin ops only and runs it in LiteRT."""
-    tf = pytest.importorskip("tensorflow")
-    litert = pytest.importorskip("ai_edge_litert.interpreter")
-    graph = tf.function(fn, input_signature=[tf.TensorSpec(starts.shape, tf.int32)])
-    converter = tf.lite.TFLiteConverter.from_concrete_functions(
-        [graph.get_concrete_function()], graph
-    )
-    converter.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS]
-    interpreter = litert.Interpreter(model_content=converter.convert())
-    interpreter.allocate_tensors()
-    interpreter.set_tensor(interpreter.get_input_details()[0]["index"], starts)
-    interpreter.invoke()
-    outputs = [
-        interpreter.get_tensor(d["index"]) for d in interpreter.get_output_details()
-    ]
-    expected = [np.asarray(x) for x in fn(tf.constant(starts))]
-    return outputs, expected
 
 
 @pytest.mark.parametrize("decoder", ["greedy", "sample", "beam"])

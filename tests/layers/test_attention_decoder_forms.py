@@ -336,3 +336,20 @@ def test_docstring_examples_run():
 
     result = doctest.testmod(attention_decoder)
     assert result.attempted > 0 and result.failed == 0
+
+
+def test_attention_dropout_trains_through_the_compiled_scan():
+    # Each step's dropout numbers are drawn before the loop (`draw_noise`): a
+    # draw inside the scan's body would not trace under `fit` on JAX.
+    decoder = AttentionDecoder(
+        UNITS, cell="gru", attention=BahdanauAttention(UNITS, dropout=0.5, seed=3)
+    )
+    tokens, memory = keras.Input((T, D_IN)), keras.Input((S, D_MEM))
+    model = keras.Model([tokens, memory], decoder(tokens, memory)[0])
+    model.compile(optimizer="adam", loss="mse")
+    history = model.fit([INPUTS, MEMORY], np.zeros((B, T, UNITS)), epochs=2, verbose=0)
+    assert np.isfinite(history.history["loss"]).all()
+    quiet = np_(decoder(INPUTS, MEMORY)[0])
+    assert np.array_equal(quiet, np_(decoder(INPUTS, MEMORY)[0]))
+    noisy = np_(ops.stop_gradient(decoder(INPUTS, MEMORY, training=True)[0]))
+    assert np.abs(noisy - quiet).max() > 1e-3
