@@ -329,4 +329,7 @@ def monotonic_attention(p_choose_i, previous_attention, mode):
         )
     # "hard": no choice before the previous position; the first choice after it.
     p_choose_i = p_choose_i * ops.cumsum(previous_attention, axis=-1)
-    return p_choose_i * _exclusive(ops.cumprod(1.0 - p_choose_i, axis=-1), 1.0, -1)
+    # The exclusive product of (1 - p) over 0s and 1s is 1 until the first 1: an
+    # exclusive sum of 0 (a sum, which TFLite has as a builtin op; a product not).
+    earlier = _exclusive(ops.cumsum(p_choose_i, axis=-1), 0.0, -1)  # (..., S)
+    return p_choose_i * ops.cast(ops.less(earlier, 0.5), p_choose_i.dtype)
