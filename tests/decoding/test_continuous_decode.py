@@ -10,6 +10,7 @@ from keras import ops
 
 from keras_rnnattn.decoding import continuous, continuous_decode
 from keras_rnnattn.layers import AttentionDecoder, LocationSensitiveAttention
+from tests.backends import on_one_backend
 
 
 class RecurrenceModel:
@@ -362,6 +363,10 @@ def copy_task(n, seed):
     return sources, x.astype("float32"), stops, lengths
 
 
+# The learning itself is the same on every backend (the layers' numbers are
+# checked against references on all three): the default suite runs it on one,
+# the slow suite on every backend.
+@on_one_backend
 def test_trained_frame_predictor_stops_and_copies():
     """A Dense encoder, an `AttentionDecoder` with location-sensitive attention
     (Tacotron 2's, whose cumulative alignment rides in the state) and Dense
@@ -414,3 +419,8 @@ def test_trained_frame_predictor_stops_and_copies():
     assert errors.mean() < 0.05, errors.mean()
     after_end = np.arange(8)[None] >= got_lengths[:, None]  # (B, L)
     assert np.all(got[after_end] == 0.0) and np.all(alignments[after_end] == 0.0)
+
+
+@pytest.mark.slow
+def test_trained_frame_predictor_stops_and_copies_on_every_backend():
+    test_trained_frame_predictor_stops_and_copies()

@@ -21,6 +21,7 @@ from keras_rnnattn.layers import (
     LocationSensitiveAttention,
     location_sensitive_attention,
 )
+from tests.backends import on_one_backend
 
 B, T, S, D_IN, D_MEM, UNITS = 3, 5, 6, 4, 7, 8
 rng = np.random.default_rng(23)
@@ -300,6 +301,10 @@ def copy_accuracy(attention, seed=0):
     return model.evaluate(x, y, verbose=0)[1]
 
 
+# The learning itself is the same on every backend (the layers' numbers are
+# checked against references on all three): the default suite runs it on one,
+# the slow suite on every backend.
+@on_one_backend
 def test_location_wins_where_content_is_ambiguous():
     """Location-sensitive attention learns to copy; content-only attention cannot.
 
@@ -320,3 +325,8 @@ def test_location_wins_where_content_is_ambiguous():
 def test_docstring_example_runs():
     result = doctest.testmod(location_sensitive_attention)
     assert result.attempted > 0 and result.failed == 0
+
+
+@pytest.mark.slow
+def test_location_wins_where_content_is_ambiguous_on_every_backend():
+    test_location_wins_where_content_is_ambiguous()

@@ -11,6 +11,7 @@ from keras import ops
 from keras_rnnattn.callbacks import ScheduledSampling
 from keras_rnnattn.decoding import scheduled_sampling
 from keras_rnnattn.models import Translator
+from tests.backends import on_one_backend
 from tests.models.test_translator import DIGITS, SOURCES, TARGETS, reversal_data, tiny
 
 # XLA where the backend has it: `fit` compiles the loop with `jit_compile=True`
@@ -191,6 +192,10 @@ class PerBatch(keras.callbacks.Callback):
         self.values.append(float(np_(self.model.sampling_probability)))
 
 
+# The learning itself is the same on every backend (the layers' numbers are
+# checked against references on all three): the default suite runs it on one,
+# the slow suite on every backend.
+@on_one_backend
 def test_learns_with_scheduled_sampling_and_the_callback():
     """A toy task (reversing digit strings) with p rising linearly to 0.5: the
     loss falls under `fit`, compiled (XLA on JAX and TensorFlow)."""
@@ -245,3 +250,8 @@ def test_docstring_examples_run():
 
     result = doctest.testmod(scheduled)
     assert result.attempted >= 10 and result.failed == 0
+
+
+@pytest.mark.slow
+def test_learns_with_scheduled_sampling_and_the_callback_on_every_backend():
+    test_learns_with_scheduled_sampling_and_the_callback()
