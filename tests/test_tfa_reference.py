@@ -8,15 +8,12 @@ keras.ops (`tests/tfa_reference_utils.py`, itself checked against tfa's
 step-by-step wrapper outputs).
 """
 
-import inspect
-
 import numpy as np
 import pytest
 from keras import ops
 
 from keras_rnnattn.decoding import beam_search, greedy_search
 from keras_rnnattn.layers import BahdanauAttention, LuongAttention
-from keras_rnnattn.layers.base_attention import BaseAttention
 from tests.tfa_reference_utils import (
     LuongDecoderModel,
     TfaMechanism,
@@ -33,11 +30,6 @@ from tests.tfa_reference_utils import (
 )
 
 ATOL = 1e-5
-
-needs_probability_fn = pytest.mark.skipif(
-    "probability_fn" not in inspect.signature(BaseAttention.__init__).parameters,
-    reason="BaseAttention has no `probability_fn` argument yet",
-)
 
 
 def to_numpy(x):
@@ -105,7 +97,6 @@ def test_scorer_alignments_match_tfa(name):
         assert abs(float(weights["attention_g"]) - 1.0) > 0.1  # folding g matters
 
 
-@needs_probability_fn
 @pytest.mark.parametrize(
     "name",
     ["bahdanau_hardmax", "luong_hardmax", "bahdanau_sparsemax", "luong_sparsemax"],
