@@ -48,3 +48,22 @@ def compiled(model, fn):
             return fn(*args)
 
     return run_without_gradients
+
+
+def cond_differentiable(jit_compile):
+    """Whether a train step compiled with `jit_compile` can differentiate `ops.cond`.
+
+    Not on TensorFlow with XLA: the gradient of a `tf.cond` whose branches keep
+    different intermediates (one branch a `tf.scan`, say) holds `FakeParam`
+    ops, which XLA cannot compile ("Resource _Retval node's input does not
+    come from _Arg directly", TensorFlow 2.21). Callers then run the branch
+    that is right for every value of the predicate. JAX differentiates
+    `lax.cond` under `jit`; torch runs the taken branch eagerly.
+
+    Args:
+        jit_compile: bool, the model's `jit_compile`.
+
+    Returns:
+        bool.
+    """
+    return not (keras.backend.backend() == "tensorflow" and bool(jit_compile))

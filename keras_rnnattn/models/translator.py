@@ -5,7 +5,8 @@ import numbers
 import keras
 from keras import ops
 
-from keras_rnnattn._backend import dense_2d, run_rnn
+from keras_rnnattn._backend import cond_differentiable, dense_2d, run_rnn
+from keras_rnnattn.decoding.sampling import draw_uniforms
 from keras_rnnattn.decoding.scheduled import scheduled_sampling
 from keras_rnnattn.layers.attention_decoder import ATTENTIONS, CELLS, AttentionDecoder
 from keras_rnnattn.layers.plain_decoder import PlainDecoder
@@ -24,6 +25,11 @@ _CONFIG_NAMES = (
     "query input_feeding attention_layer_size bridge dropout word_dropout "
     "lexical_model share_embeddings share_decoder_embeddings fixnorm scheduled_sampling"
 ).split()
+
+
+def _without_none(values):
+    """`values` as a tuple without its None entries (a `cond` branch's results)."""
+    return tuple(v for v in values if v is not None)
 
 
 def _scale_to_norm(x, norm, axis):
@@ -122,7 +128,8 @@ class Translator(Seq2SeqTask):
             row and step, the gold token with probability 1 - p or a token
             sampled from the model's own previous output distribution (pad
             and bos excluded) with probability p; the decoder then runs step
-            by step. p is the non-trainable variable `sampling_probability`
+            by step while p > 0 (teacher forcing's fast path while p = 0,
+            see `sampled_forward_pass`). p is the non-trainable variable `sampling_probability`
             (0 at first), which `keras_rnnattn.callbacks.ScheduledSampling`
             moves during training without recompiling; the draws come from
             the model's own seed generator. Evaluation and decoding are as
@@ -550,19 +557,28 @@ class Translator(Seq2SeqTask):
         Returns:
             `(logits (B, T, V) float32, alignments (B, T, S))`; the alignments
             are None for `attention="none"`. With `scheduled_sampling=True`
-            and `training=True`, those of `sampled_forward_pass`.
+            and `training=True`, those of `sampled_forward_pass` (which runs
+            teacher forcing's fast path while p is 0).
         """
         if self.scheduled_sampling and training:
             logits, alignments, _ = self.sampled_forward_pass(
                 source_ids, target_in_ids, training=training
             )
             return logits, alignments
-        memory, mask, cell_states, embedded = self._encode(
-            source_ids, training=training
-        )
+        encoded = self._encode(source_ids, training=training)
         y = self._embed(
             self.target_embedding, ops.cast(target_in_ids, "int32"), training
         )  # (B, T, emb)
+        return self._teacher_forced(encoded, y, training)
+
+    def _teacher_forced(self, encoded, y, training, output_mask=None):
+        """Logits and alignments of the decoder run over embedded inputs `y`.
+
+        `encoded` is `_encode`'s result and `y` the embedded decoder inputs
+        `(B, T, emb)` (dropout applied). The outputs get `output_mask`
+        `(B, T, d)` when given, else the dropout layer.
+        """
+        memory, mask, cell_states, embedded = encoded
         if not self.has_attention:
             outputs = self.decoder(
                 y, memory, initial_state=cell_states, training=training
@@ -577,7 +593,9 @@ class Translator(Seq2SeqTask):
                 training=training,
             )
             outputs = self._lexical_readout(outputs, alignments, embedded)
-        if self.dropout:
+        if output_mask is not None:
+            outputs = outputs * output_mask
+        elif self.dropout:
             outputs = self.dropout_layer(outputs, training=training)
         # The output layer as one 2-D matmul (XLA runs it faster than a 3-D one).
         batch, length = ops.shape(outputs)[0], ops.shape(outputs)[1]
@@ -603,6 +621,13 @@ class Translator(Seq2SeqTask):
         own logits of step t - 1 (pad and bos excluded, as in decoding).
         Dropout and word dropout apply as in `forward_pass`. p = 0 gives
         `forward_pass`'s logits; p = 1, those of sampling from `next_fn`.
+        While p is 0 (a `cond` on its value, so also in a compiled train
+        step) the decoder runs teacher forcing's fast path instead of the
+        step loop, with the same dropout masks: training is as fast as
+        without scheduled sampling until the schedule moves p. (Not in a
+        train step that TensorFlow compiles with XLA, which cannot compile
+        the gradient of that cond: there the loop runs at p = 0 too, with
+        the same results.)
 
         Args:
             source_ids: int `(B, S)`, padded with 0 at the end.
@@ -628,16 +653,16 @@ class Translator(Seq2SeqTask):
                     "`scheduled_sampling=True`."
                 )
             sampling_probability = self.sampling_probability
-        memory, mask, cell_states, embedded = self._encode(
-            source_ids, training=training
-        )
+        encoded = self._encode(source_ids, training=training)
+        memory, mask, cell_states, embedded = encoded
         state = self._decoding_state(memory, mask, cell_states, embedded)
         mem = state["memory"]
         target_in_ids = ops.cast(target_in_ids, "int32")
         shape = (ops.shape(target_in_ids)[0], ops.shape(target_in_ids)[1])
         dtype = self.compute_dtype
-        # Dropout masks for all steps, drawn before the loop (a random op
-        # inside a scan would move the seed generator's state in the loop).
+        # Every random number is drawn here, before the loop and the cond: a
+        # random op inside a scan or a branch would move the seed generator's
+        # state there (JAX cannot trace that).
         masks = {}
         if self.word_dropout and training:
             ones = ops.ones(shape + (1,), dtype=dtype)
@@ -648,6 +673,10 @@ class Translator(Seq2SeqTask):
             masks["embedding"] = self.dropout_layer(ones, training=training)
             ones = ops.ones(shape + (readout,), dtype=dtype)
             masks["output"] = self.dropout_layer(ones, training=training)
+        if uniforms is None:
+            uniforms = draw_uniforms(
+                shape + (2,), getattr(self, "sampling_seed_generator", None)
+            )
 
         def step_fn(token_ids, states, masks_t=None):
             masks_t = masks_t or {}
@@ -668,17 +697,41 @@ class Translator(Seq2SeqTask):
             return logits, states, alignment
 
         tok = self.target_tokenizer
-        logits, token_ids, alignments = scheduled_sampling(
-            step_fn,
-            state["states"],
-            target_in_ids,
-            sampling_probability,
-            seed=getattr(self, "sampling_seed_generator", None),
-            uniforms=uniforms,
-            excluded_ids=(tok.pad_id, tok.bos_id),
-            step_inputs=masks or None,
-        )
-        return logits, alignments, token_ids
+
+        def sampled():
+            logits, token_ids, alignments = scheduled_sampling(
+                step_fn,
+                state["states"],
+                target_in_ids,
+                sampling_probability,
+                uniforms=uniforms,
+                excluded_ids=(tok.pad_id, tok.bos_id),
+                step_inputs=masks or None,
+            )
+            return _without_none((logits, alignments, token_ids))
+
+        def teacher_forced():
+            y = self.target_embedding(target_in_ids)  # (B, T, emb)
+            for key in ("word", "embedding"):
+                if key in masks:
+                    y = y * masks[key]
+            logits, alignments = self._teacher_forced(
+                encoded, y, training, output_mask=masks.get("output")
+            )
+            if alignments is not None:
+                alignments = ops.cast(alignments, self.compute_dtype)
+            return _without_none((logits, alignments, target_in_ids))
+
+        if isinstance(sampling_probability, (int, float)):
+            results = teacher_forced() if sampling_probability == 0 else sampled()
+        elif training and not cond_differentiable(self.jit_compile):
+            results = sampled()  # right for p = 0 too, only slower
+        else:
+            p = ops.convert_to_tensor(sampling_probability)
+            results = ops.cond(ops.equal(p, 0), teacher_forced, sampled)
+        logits, *rest = results
+        alignments = rest[0] if len(rest) == 2 else None
+        return logits, alignments, rest[-1]
 
     def initial_state(self, source_ids):
         """The decoding state for `next_fn`: encoder memory and the first state.

@@ -44,7 +44,7 @@ def pair(config):
     model = tiny(scheduled_sampling=True, **config)
     plain = tiny(**config)
     for a, b in zip(plain.trainable_weights, model.trainable_weights, strict=True):
-        a.assign(b)
+        a.assign(np_(b))
     return model, plain
 
 
@@ -55,12 +55,72 @@ def test_p0_is_teacher_forcing(name):
     assert float(np_(model.sampling_probability)) == 0.0
     x, _ = model.encode_pairs(SOURCES[:8], TARGETS[:8])
     want_logits, want_alignments = plain.forward_pass(*x, training=True)
-    logits, alignments = model.forward_pass(*x, training=True)  # the sampling loop
-    np.testing.assert_allclose(np_(logits), np_(want_logits), atol=1e-5)
-    if model.has_attention:
-        np.testing.assert_allclose(np_(alignments), np_(want_alignments), atol=1e-5)
-    else:
-        assert alignments is None
+    # p = 0 (the variable): the cond takes teacher forcing's path. A p above 0
+    # that no draw falls below runs the sampling loop, feeding gold tokens.
+    never = np.full(x[1].shape + (2,), 0.5, "float32")
+    runs = [
+        model.forward_pass(*x, training=True),
+        model.sampled_forward_pass(
+            *x, sampling_probability=1e-9, uniforms=never, training=True
+        )[:2],
+    ]
+    for logits, alignments in runs:
+        np.testing.assert_allclose(np_(logits), np_(want_logits), atol=1e-5)
+        if model.has_attention:
+            np.testing.assert_allclose(np_(alignments), np_(want_alignments), atol=1e-5)
+        else:
+            assert alignments is None
+
+
+def seed_states(model):
+    """The model's random generators' states (the dropout layers' and sampling's)."""
+    return [v for v in model.non_trainable_variables if "seed_generator" in v.path]
+
+
+def restore(generators, states):
+    """Puts the generators back, and the global seed (torch's dropout of an
+    unseeded layer draws from torch's own generator)."""
+    for v, value in zip(generators, states, strict=True):
+        v.assign(value)
+    keras.utils.set_random_seed(7)
+
+
+def test_p0_fast_path_and_loop_share_the_dropout_masks():
+    # With dropout and word dropout the fast path at p = 0 applies the masks the
+    # loop would apply: the same numbers as the loop with p > 0 and no draw
+    # below p, from the same generator states.
+    model = tiny(scheduled_sampling=True, dropout=0.3, word_dropout=0.2)
+    x, _ = model.encode_pairs(SOURCES[:8], TARGETS[:8])
+    generators = seed_states(model)
+    assert len(generators) >= 2
+    start = [np_(v) for v in generators]
+    restore(generators, start)
+    fast = model.sampled_forward_pass(*x, training=True)  # p = 0: the cond
+    restore(generators, start)
+    never = np.full(x[1].shape + (2,), 0.5, "float32")
+    loop = model.sampled_forward_pass(
+        *x, sampling_probability=1e-9, uniforms=never, training=True
+    )
+    for a, b in zip(fast, loop, strict=True):
+        np.testing.assert_allclose(np_(a), np_(b), atol=1e-5)
+    plain = model.sampled_forward_pass(*x, sampling_probability=0.0)
+    assert not np.allclose(np_(fast[0]), np_(plain[0]), atol=1e-3)  # dropout on
+
+
+def test_p0_trains_as_teacher_forcing_under_jit():
+    # fit (compiled with XLA on JAX and TensorFlow) at p = 0 takes the same
+    # steps as the model without scheduled sampling: the cond traces and
+    # differentiates on every backend.
+    model, plain = pair(CONFIGS["luong_fast_path"])
+    x, y = model.encode_pairs(SOURCES[:16], TARGETS[:16])
+    before = [np_(w) for w in plain.trainable_weights]
+    for m in (model, plain):
+        m.compile(optimizer=keras.optimizers.SGD(0.5), jit_compile=JIT)
+        m.fit(x, y, batch_size=8, epochs=1, shuffle=False, verbose=0)
+    after = [np_(w) for w in plain.trainable_weights]
+    assert any(not np.allclose(a, b) for a, b in zip(before, after, strict=True))
+    for a, b in zip(after, model.trainable_weights, strict=True):
+        np.testing.assert_allclose(a, np_(b), atol=1e-5)
 
 
 def numpy_draw(logits, uniform):
@@ -142,25 +202,31 @@ def test_training_reads_the_variable_and_the_model_seed_generator():
     assert not np.allclose(first, np_(model(x, training=True)), atol=1e-3)
 
 
-def test_without_scheduled_sampling_training_keeps_teacher_forcing(monkeypatch):
+def test_the_step_loop_runs_only_when_sampling(monkeypatch):
     steps = []
-    for scheduled in (False, True):
+    for scheduled, p in ((False, None), (True, 0.0), (True, 0.5)):
         model = tiny(
             attention="luong_general", input_feeding=False, scheduled_sampling=scheduled
         )
+        if scheduled:
+            model.sampling_probability.assign(p)
         x, _ = model.encode_pairs(SOURCES[:4], TARGETS[:4])
         step = model.decoder.step
 
-        def counting_step(*args, _step=step, _scheduled=scheduled, **kwargs):
-            steps.append(_scheduled)
+        def counting_step(*args, _step=step, _p=p, **kwargs):
+            steps.append(_p)
             return _step(*args, **kwargs)
 
         monkeypatch.setattr(model.decoder, "step", counting_step)
         model(x, training=True)
         model(x, training=False)
-    # The fast path (one RNN layer over all steps) without it; steps with it,
-    # in training only.
-    assert steps and all(steps)
+    # The fast path (one RNN layer over all steps) without scheduled sampling
+    # and while p = 0; the step loop with p > 0, in training only. (JAX traces
+    # both branches of a cond, eagerly too.)
+    if keras.backend.backend() == "jax":
+        assert steps and None not in steps
+    else:
+        assert steps and set(steps) == {0.5}
     assert Translator.from_config(model.get_config()).scheduled_sampling
     config = model.get_config()
     del config["scheduled_sampling"]  # a config saved before the option
