@@ -211,7 +211,12 @@ def check_translator_tflite(model, path, **penalties):
 @tf_only
 @pytest.mark.parametrize(
     "options",
-    [{}, {"share_decoder_embeddings": True}, {"fixnorm": 3.5}],
+    [
+        # The ensemble's test exports a lexical member with fixnorm to TFLite.
+        pytest.param({}, marks=pytest.mark.slow),
+        {"share_decoder_embeddings": True},
+        pytest.param({"fixnorm": 3.5}, marks=pytest.mark.slow),
+    ],
     ids=["untied", "tied_output", "fixnorm"],
 )
 def test_lexical_model_translator_tflite(tmp_path, options):
@@ -227,8 +232,11 @@ def test_lexical_model_translator_tflite(tmp_path, options):
 
 @tf_only
 def test_translator_ensemble_exports_like_a_translator(tmp_path):
-    # The members' states and memories are flattened like one translator's.
-    model = TranslatorEnsemble([translator(), translator(lexical_model=True)])
+    # The members' states and memories are flattened like one translator's; the
+    # second is a lexical model whose output layer normalizes (fixnorm).
+    model = TranslatorEnsemble(
+        [translator(), translator(lexical_model=True, fixnorm=3.5)]
+    )
     export_model(model, str(tmp_path / "sm"), max_length=12)
     check_translator_saved_model(model, str(tmp_path / "sm"))
     export_tflite_and_check(model, str(tmp_path / "lite"))
