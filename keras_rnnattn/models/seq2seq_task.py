@@ -163,12 +163,17 @@ class Seq2SeqTask(TextTask, keras.Model):
         """Checks the token ids of `fit`/`evaluate`/`predict`.
 
         Args:
-            x: `(source_ids, target_in_ids)`, each int `(N, length)`, from
+            x: source texts (a list or array of strings, with the target
+                texts as `y`: encoded here by `encode_pairs`);
+                `(source_ids, target_in_ids)`, each int `(N, length)`, from
                 `x, y = model.encode_pairs(source_texts, target_texts)`; or a
                 `tf.data.Dataset` of batches `((source_ids, target_in_ids),
                 target_out_ids)`, for example
-                `tf.data.Dataset.from_tensor_slices((x, y)).batch(32)`.
-            y: target_out_ids `(N, length)`; None with a dataset.
+                `tf.data.Dataset.from_tensor_slices((x, y)).batch(32)`. (A
+                dataset of `(source, target)` strings is read batch by batch
+                through this method by `fit`, `evaluate` and `predict`.)
+            y: target texts, or target_out_ids `(N, length)`; None with a
+                dataset.
             owner: str, the caller named in errors.
             with_targets: bool, False for `predict`, whose dataset is not
                 checked.
@@ -201,9 +206,30 @@ class Seq2SeqTask(TextTask, keras.Model):
         if not isinstance(x, (tuple, list, np.ndarray, str)):
             return x, y  # a keras.utils.PyDataset, a generator: Keras reads them
         if text_inputs.is_text(x):
-            raise ValueError(
-                f"{owner} takes token ids, not texts. {fix}. Received: x={x[:2]!r}"
-            )
+            if isinstance(x, (str, bytes)):
+                raise ValueError(
+                    f"{owner}: texts must be a list of sources, not one string. "
+                    f"Received: x={x!r}"
+                )
+            if y is None:
+                raise ValueError(
+                    f"{owner}: source texts need their target texts, "
+                    "`fit(source_texts, target_texts)` (to translate, call "
+                    f"`translate` or `generate`). Received: x={list(x)[:2]!r}, y=None"
+                )
+            if not text_inputs.is_text(y) or isinstance(y, (str, bytes)):
+                raise ValueError(
+                    f"{owner}: source texts need a list of target texts, one per "
+                    f"source. Received: y of type {type(y).__name__}"
+                )
+            sources, _ = text_inputs.as_text_list(x, owner)
+            targets, _ = text_inputs.as_text_list(y, owner)
+            if len(sources) != len(targets):
+                raise ValueError(
+                    f"{owner}: {len(sources)} source texts but {len(targets)} "
+                    "target texts: give one target per source."
+                )
+            return self.encode_pairs(sources, targets)
         if (
             y is None
             and isinstance(x, (tuple, list))

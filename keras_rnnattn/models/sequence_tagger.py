@@ -176,7 +176,8 @@ class SequenceTagger(TextTask, keras.Model):
         `x` is texts, token ids `(N, S)`, or a `tf.data.Dataset` of batches
         `(ids, tag_ids)`, both int `(batch, length)` (call `.batch(n)` on an
         unbatched one). `y` is one list of tag strings per text (one tag per
-        token), or tag ids `(N, S)`; None with a dataset.
+        token; or one string of space-separated tags), or tag ids `(N, S)`;
+        None with a dataset.
         """
         if text_utils.is_checked_id_dataset(x, owner, with_targets, "tag ids"):
             return x, y
@@ -207,7 +208,7 @@ class SequenceTagger(TextTask, keras.Model):
         index = text_utils.label_index(self.tags)
         out = np.zeros((len(encoded), length), "int32")
         for i, (row, ids) in enumerate(zip(y, encoded)):
-            row = [str(t) for t in row]
+            row = row.split() if isinstance(row, str) else [str(t) for t in row]
             if self.max_length is not None:
                 row = row[: self.max_length]
             if len(row) != len(ids):

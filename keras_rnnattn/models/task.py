@@ -8,9 +8,19 @@ import numpy as np
 from keras_rnnattn._backend import compiled
 from keras_rnnattn.layers.attention_decoder import CELLS
 from keras_rnnattn.layers.masked_sequence import PaddingMask
+from keras_rnnattn.models._text_datasets import encode_text_dataset, is_text_dataset
 from keras_rnnattn.preset_mixin import PresetMixin
 from keras_rnnattn.text import inputs as text_inputs
 from keras_rnnattn.text.serialization import deserialize_tokenizer, serialize_tokenizer
+
+
+def _dataset_batch_size(x, kwargs):
+    """`batch_size` from `fit`/`evaluate`/`predict`'s keyword arguments where
+    `x` is a dataset of texts (which may be unbatched; Keras itself takes no
+    `batch_size` with a dataset): taken out of `kwargs` then."""
+    if is_text_dataset(x):
+        return kwargs.pop("batch_size", None)
+    return None
 
 
 class Endpoint(typing.NamedTuple):
@@ -313,20 +323,50 @@ class TextTask(PresetMixin):
     def _caller(self, method):
         return f"{type(self).__name__}.{method}"
 
-    def _samples(self, x, y, method, with_targets=True):
+    def _samples(self, x, y, method, with_targets=True, batch_size=None):
         owner = self._caller(method)
         if isinstance(x, (list, tuple, np.ndarray)) and len(x) == 0:
             raise ValueError(
                 f"{owner}: received no samples (an empty batch). Pass at least "
                 "one text, one row of token ids, or a tf.data.Dataset."
             )
+        if is_text_dataset(x):
+            if y is not None:
+                raise ValueError(
+                    f"{owner}: with a dataset, the targets come from the dataset "
+                    "(elements (texts, targets)); pass y=None."
+                )
+            return self._text_dataset(x, owner, with_targets, batch_size), None
         return self.preprocess_samples(x, y, owner, with_targets=with_targets)
+
+    def _text_dataset(self, dataset, owner, with_targets, batch_size=None):
+        """A `tf.data.Dataset` of texts tokenized in the pipeline, each batch
+        read by `preprocess_samples` as a list of texts is (see
+        `keras_rnnattn.models._text_datasets`)."""
+
+        def preprocess(texts, targets):
+            return self.preprocess_samples(
+                texts, targets, owner, with_targets=with_targets
+            )
+
+        return encode_text_dataset(
+            dataset,
+            preprocess,
+            owner,
+            with_targets=with_targets,
+            batch_size=batch_size,
+            bucketed=with_targets,
+            pad_id=getattr(self, "pad_id", 0),
+            max_length=getattr(self, "max_length", None),
+        )
 
     def _validation_samples(self, data, owner):
         """`validation_data` read as `fit`'s samples: a dataset, `(x, y)` or
         `(x, y, sample_weight)`, or bare texts where the targets come from the
         texts themselves (a language model)."""
         owner = f"{owner} (validation_data)"
+        if is_text_dataset(data):
+            return self._text_dataset(data, owner, True)
         if text_inputs.as_dataset(data) is not None or text_inputs.is_text(data):
             x, y = self.preprocess_samples(data, None, owner)
             if y is None and text_inputs.is_text(data):
@@ -343,8 +383,13 @@ class TextTask(PresetMixin):
         """`keras.Model.fit` that also takes texts (see `preprocess_samples`).
 
         Args:
-            x: texts (a list of strings), token ids `(N, S)`, or a batched
-                `tf.data.Dataset` of ids and targets.
+            x: texts (a list or array of strings), token ids `(N, S)`, or a
+                `tf.data.Dataset` of ids and targets, or of texts and targets
+                (strings or numbers), batched or one per element. A dataset
+                of texts is tokenized in the pipeline, batch by batch, as a
+                list of the same texts would be (it streams: nothing is read
+                ahead); an unbatched one is batched into buckets of similar
+                length, `batch_size` (default 32) per batch.
             y: the targets (strings where the model has their names); None
                 with a dataset.
             *args, validation_data, **kwargs: as `keras.Model.fit`;
@@ -353,22 +398,27 @@ class TextTask(PresetMixin):
         Returns:
             The `History` of `keras.Model.fit`.
         """
-        x, y = self._samples(x, y, "fit")
+        batch_size = _dataset_batch_size(x, kwargs)
+        x, y = self._samples(x, y, "fit", batch_size=batch_size)
         validation_data = self._validation_samples(validation_data, self._caller("fit"))
         return super().fit(x, y, *args, validation_data=validation_data, **kwargs)
 
     def evaluate(self, x=None, y=None, *args, **kwargs):
         """`keras.Model.evaluate` that also takes texts, as `fit` does."""
-        x, y = self._samples(x, y, "evaluate")
+        batch_size = _dataset_batch_size(x, kwargs)
+        x, y = self._samples(x, y, "evaluate", batch_size=batch_size)
         return super().evaluate(x, y, *args, **kwargs)
 
     def predict(self, x, *args, **kwargs):
         """`keras.Model.predict` that also takes texts: the model's outputs.
 
-        `x` is texts, token ids `(N, S)` or a batched `tf.data.Dataset` of ids
-        (alone or with targets).
+        `x` is texts, token ids `(N, S)`, or a `tf.data.Dataset` of ids or of
+        texts (batched or not; alone or with targets), in order.
         """
-        x, _ = self._samples(x, None, "predict", with_targets=False)
+        batch_size = _dataset_batch_size(x, kwargs)
+        x, _ = self._samples(
+            x, None, "predict", with_targets=False, batch_size=batch_size
+        )
         return super().predict(x, *args, **kwargs)
 
     # --- Strings ----------------------------------------------------------------
