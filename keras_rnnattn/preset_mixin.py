@@ -40,29 +40,62 @@ class PresetMixin:
     True
     """
 
+    # Config entries that define the output layer ("head") and the layers they
+    # build: overriding one in `from_preset` gives a freshly initialised head
+    # over the preset's other weights. Those of `preset_head_resets` that are
+    # not given are set to None (a new `num_classes` drops the preset's
+    # `labels`).
+    preset_head_keys = ()
+    preset_head_resets = ()
+    preset_head_layers = ()
+
     @classmethod
-    def from_preset(cls, name_or_dir, **config_overrides):
+    def from_preset(cls, name_or_dir, compile=True, **config_overrides):
         """Builds a model from a preset and loads its weights.
 
         Args:
             name_or_dir: a preset name (see `list_presets()`) or the path of a
                 preset folder.
+            compile: bool, whether to `compile()` the model with its defaults
+                (so `fit` works at once, as in keras-hub). Defaults to True.
             **config_overrides: entries of the model's config to replace before
                 it is built (for example `max_length`); they must keep the
-                weights' shapes.
+                weights' shapes, but for the output layer's own entries
+                (`preset_head_keys`: `num_classes`/`labels` of
+                `AttentionClassifier`, `num_tags`/`tags` of `SequenceTagger`),
+                which give a new output layer, freshly initialised, over the
+                preset's other weights: the preset as a starting point for
+                fine-tuning to new labels.
 
         Returns:
             An instance of this class (or of a subclass, if the preset holds
-            one), built and loaded, not compiled. Called on `PresetMixin`
-            itself, whatever model the preset holds.
+            one), built and loaded, compiled unless `compile=False`. Called on
+            `PresetMixin` itself, whatever model the preset holds.
 
         Raises:
             keras_rnnattn.presets.PresetError (a `ValueError`): unknown name (the
             message lists the presets), a missing or corrupt file (named), a
             preset of another class, or a config that safe mode refuses.
+
+        Example:
+
+        >>> from keras_rnnattn.models import AttentionClassifier
+        >>> clf = AttentionClassifier.from_preset(
+        ...     "movie_snippets_sentiment", labels=["neg", "neutral", "pos"])
+        >>> clf.labels, clf.num_classes
+        (['neg', 'neutral', 'pos'], 3)
         """
         expected = None if cls is PresetMixin else cls
-        return presets.load_preset(name_or_dir, cls=expected, **config_overrides)
+        found = presets.preset_class(name_or_dir)
+        head_keys = getattr(found, "preset_head_keys", ())
+        head = {k: v for k, v in config_overrides.items() if k in head_keys}
+        kept = {k: v for k, v in config_overrides.items() if k not in head_keys}
+        model = presets.load_preset(name_or_dir, cls=expected, **kept)
+        if head:
+            model = _with_new_head(model, head)
+        if compile:
+            model.compile()
+        return model
 
     def save_to_preset(self, preset_dir, metadata=None, weights_dtype=None):
         """Writes this model as a preset folder.
@@ -126,3 +159,19 @@ def _registered_class(summary):
         return None
     found = keras.saving.get_registered_object(metadata_class)
     return found if isinstance(found, type) else None
+
+
+def _with_new_head(model, head):
+    """A model of `model`'s class and config with `head`'s entries, holding
+    `model`'s weights but in its freshly initialised `preset_head_layers`."""
+    cls = type(model)
+    config = model.get_config()
+    for key in cls.preset_head_resets:
+        config[key] = None
+    config.update(head)
+    fresh = cls.from_config(config)
+    for layer in fresh.layers:
+        if layer.name in cls.preset_head_layers or not layer.weights:
+            continue
+        layer.set_weights(model.get_layer(layer.name).get_weights())
+    return fresh

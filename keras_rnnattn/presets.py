@@ -385,6 +385,25 @@ def _check_class(config, expected, file):
         )
 
 
+def preset_class(name_or_dir):
+    """The registered class of the model a preset holds, or None if unknown.
+
+    Reads config.json only (no model is built).
+
+    Args:
+        name_or_dir: a preset name or a preset folder.
+
+    Returns:
+        The class registered under the config's name, or None.
+    """
+    config = _read_json(find_preset(name_or_dir), CONFIG_FILE)
+    if not isinstance(config, dict):
+        return None
+    name = config.get("registered_name") or config.get("class_name")
+    found = keras.saving.get_registered_object(name) if name else None
+    return found if isinstance(found, type) else None
+
+
 def load_preset(name_or_dir, cls=None, **config_overrides):
     """Builds a model from a preset and loads its weights.
 

@@ -77,6 +77,11 @@ class AttentionClassifier(TextTask, keras.Model):
     (2, 2)
     """
 
+    # `from_preset(name, num_classes=N)` and the like: a new output layer.
+    preset_head_keys = ("num_classes", "labels", "multi_label")
+    preset_head_resets = ("num_classes", "labels")
+    preset_head_layers = ("output_dense",)
+
     def __init__(
         self,
         vocabulary_size=None,

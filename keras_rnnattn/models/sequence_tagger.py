@@ -80,6 +80,11 @@ class SequenceTagger(TextTask, keras.Model):
     (2, 4, 3)
     """
 
+    # `from_preset(name, num_classes=N)` and the like: a new output layer.
+    preset_head_keys = ("num_tags", "tags")
+    preset_head_resets = ("num_tags", "tags")
+    preset_head_layers = ("output_dense",)
+
     def __init__(
         self,
         vocabulary_size=None,
