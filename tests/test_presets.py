@@ -469,8 +469,8 @@ def test_unknown_name_marks_missing_folders_of_the_variable(env_presets, monkeyp
 def test_missing_path_is_reported_as_a_path(env_presets, tmp_path):
     with pytest.raises(PresetError, match="No preset folder at"):
         presets.find_preset(str(tmp_path / "nowhere"))
-    with pytest.raises(PresetError, match="Remote presets"):
-        presets.find_preset("hf://someone/model")
+    with pytest.raises(PresetError, match="Unsupported preset handle"):
+        presets.find_preset("gs://bucket/model")
 
 
 def test_list_presets_reads_only_metadata(env_presets, monkeypatch):

@@ -209,3 +209,43 @@ def test_recipe_quick_run(recipe, corpus, tmp_path):
     folder = Path(result.stdout.split("preset: ")[-1].splitlines()[0])
     assert (folder / "model.weights.h5").is_file()
     assert json.loads((folder / "metadata.json").read_text())["metrics"]
+
+
+# --- Loading without TensorFlow ---------------------------------------------------
+NO_TF_SCRIPT = """
+import json, sys, time
+import keras_rnnattn.models
+from keras_rnnattn.preset_mixin import PresetMixin
+assert "tensorflow" not in sys.modules, "imported by keras_rnnattn.models"
+times = {}
+for name in sys.argv[1:]:
+    start = time.perf_counter()
+    PresetMixin.from_preset(name)
+    times[name] = time.perf_counter() - start
+    assert "tensorflow" not in sys.modules, f"imported while loading {name}"
+print(json.dumps(times))
+"""
+
+
+@pytest.mark.parametrize(
+    "backend", ["jax", pytest.param("torch", marks=pytest.mark.slow)]
+)
+def test_loading_shipped_presets_never_imports_tensorflow(backend):
+    # Keras's `Bidirectional` copies its layer through serialize_keras_object,
+    # which imports TensorFlow (seconds) when installed; the models avoid it.
+    names = _shipped()
+    if not names:
+        pytest.skip(f"no preset is shipped in {SAVED}")
+    env = dict(os.environ, KERAS_BACKEND=backend, PYTHONPATH=str(ROOT))
+    env["TF_CPP_MIN_LOG_LEVEL"] = "3"
+    done = subprocess.run(
+        [sys.executable, "-c", NO_TF_SCRIPT, *names],
+        env=env,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    times = json.loads(done.stdout.strip().splitlines()[-1])
+    assert sorted(times) == names
