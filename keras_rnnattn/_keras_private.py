@@ -114,8 +114,10 @@ class DeferredInitializers:
     def __init__(self):
         import keras
 
+        from keras_rnnattn._backend import initializers_compile
+
         self.active = (
-            keras.backend.backend() == "jax"
+            initializers_compile()
             and keras.distribution.distribution() is None
             and not getattr(keras.config, "is_nnx_enabled", lambda: False)()
         )

@@ -249,3 +249,50 @@ def test_loading_shipped_presets_never_imports_tensorflow(backend):
     assert done.returncode == 0, done.stderr[-3000:]
     times = json.loads(done.stdout.strip().splitlines()[-1])
     assert sorted(times) == names
+
+
+# --- sacrebleu's signatures of the translation presets -------------------------------
+BLEU_SIGNATURE = (
+    r"nrefs:\d+\|case:(mixed|lc)\|eff:(yes|no)\|tok:[\w-]+\|smooth:\w+"
+    r"\|version:\d+\.\d+\.\d+"
+)
+CHRF_SIGNATURE = (
+    r"nrefs:\d+\|case:(mixed|lc)\|eff:(yes|no)\|nc:\d+\|nw:\d+\|space:(yes|no)"
+    r"\|version:\d+\.\d+\.\d+"
+)
+
+
+def _translation_presets():
+    names = []
+    for name in _shipped():
+        metadata = _metadata(SAVED / name)
+        scored = " ".join(map(str, metadata.get("metrics", {}))).lower()
+        if (
+            metadata.get("class_name") in ("Translator", "TranslatorEnsemble")
+            or "bleu" in scored
+            or "chrf" in scored
+        ):
+            names.append(name)
+    return names
+
+
+def test_the_translation_presets_are_found():
+    assert {"ding_de_en_bahdanau", "ding_de_en_none"} <= set(_translation_presets())
+
+
+@pytest.mark.parametrize("name", _translation_presets())
+def test_translation_preset_records_sacrebleus_signatures(name):
+    import re
+
+    metadata = _metadata(SAVED / name)
+    signatures = metadata.get("sacrebleu_signatures")
+    assert isinstance(signatures, dict), f"{name}: no sacrebleu_signatures"
+    assert re.fullmatch(BLEU_SIGNATURE, signatures["bleu"]), signatures["bleu"]
+    assert re.fullmatch(CHRF_SIGNATURE, signatures["chrf"]), signatures["chrf"]
+    # The model card of the recipe that trained it quotes both (escaped "|" in
+    # a table cell is still the same text).
+    application = metadata["command"].split("/")[1]
+    card = (ROOT / "applications" / application / "README.md").read_text("utf-8")
+    card = card.replace("\\|", "|")
+    assert signatures["bleu"] in card and signatures["chrf"] in card
+    assert name in card
