@@ -229,5 +229,6 @@ def test_presets_class_property_is_list_presets(tiny_preset, monkeypatch):
     assert TinyClassifier.presets == TinyClassifier.list_presets()
     assert "tiny" in TinyClassifier.presets
     assert PresetMixin.presets == PresetMixin.list_presets()
-    with pytest.raises(AttributeError, match="TinyClassifier.presets"):
-        TinyClassifier(tokenizer=fitted_tokenizer()).presets  # noqa: B018
+    # Not on instances: Keras reads every attribute of a model when it saves or
+    # loads weights, and would list the presets each time.
+    assert not hasattr(TinyClassifier(tokenizer=fitted_tokenizer()), "presets")

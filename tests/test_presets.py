@@ -663,6 +663,25 @@ def test_shipped_preset_is_complete_and_small(name):
     presets._check_weights_file(path, metadata)  # size and SHA-256 as recorded
 
 
+# The presets in the wheel are a closed set (README, "Which presets ship in the wheel"):
+# further ones are published on a hub and loaded by handle.
+WHEEL_PRESETS_MB = 64
+
+
+def test_the_presets_in_the_wheel_stay_under_their_total():
+    folder = os.path.join(REPO, "saved_models")
+    total = sum(
+        os.path.getsize(os.path.join(root, name))
+        for root, _, files in os.walk(folder)
+        for name in files
+    )
+    assert total < WHEEL_PRESETS_MB * 2**20, (
+        f"saved_models/ is {total / 2**20:.1f} MB, over the {WHEEL_PRESETS_MB} MB "
+        "the wheel ships: publish the new preset on the Hugging Face Hub or Kaggle "
+        "(README, Sharing a preset) instead of adding it to saved_models/"
+    )
+
+
 # --- Across backends ------------------------------------------------------------------------
 LOAD_SCRIPT = """
 import sys
