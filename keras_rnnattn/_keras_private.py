@@ -105,7 +105,7 @@ class DeferredInitializers:
     >>> deferred = DeferredInitializers()
     >>> with deferred:
     ...     model = keras.Sequential([keras.Input((3,)), keras.layers.Dense(2)])
-    >>> model.layers[0].kernel.assign(np.ones((3, 2), "float32"))
+    >>> _ = model.layers[0].kernel.assign(np.ones((3, 2), "float32"))
     >>> deferred.initialize_unassigned()  # the bias: its initializer runs now
     >>> model.predict(np.ones((1, 3), "float32"), verbose=0).tolist()
     [[3.0, 3.0]]
