@@ -1,5 +1,6 @@
-"""Corpus BLEU and chrF (through sacrebleu) and exact match, on detokenized text;
-BLEU by source length and the beam length penalty that scores best."""
+"""Corpus BLEU and chrF (through sacrebleu) with their sacrebleu signatures, and
+exact match, on detokenized text; BLEU by source length and the beam length
+penalty that scores best."""
 
 # Buckets of source length in words of Bahdanau et al. (2014), Fig. 2.
 LENGTH_BUCKETS = ((1, 5), (6, 8), (9, 12), (13, 20), (21, 200))
@@ -62,6 +63,33 @@ def _streams(references):
     ]
 
 
+def _bleu_metric(lowercase, tokenize):
+    """The sacrebleu BLEU that `bleu` scores with and `bleu_signature` describes."""
+    return _sacrebleu().metrics.BLEU(lowercase=lowercase, tokenize=tokenize)
+
+
+def _chrf_metric(char_order, word_order, beta):
+    """The sacrebleu chrF that `chrf` scores with and `chrf_signature` describes."""
+    return _sacrebleu().metrics.CHRF(
+        char_order=char_order, word_order=word_order, beta=beta
+    )
+
+
+def _signature(metric, num_references, owner):
+    if (
+        not isinstance(num_references, int)
+        or isinstance(num_references, bool)
+        or num_references < 1
+    ):
+        raise ValueError(
+            f"{owner}: `num_references` must be an int >= 1, the number of "
+            f"references per hypothesis. Received: num_references={num_references!r}"
+        )
+    # sacrebleu records the number of references when it scores: score one line.
+    metric.corpus_score(["a"], [["a"]] * num_references)
+    return str(metric.get_signature())
+
+
 def bleu(hypotheses, references, lowercase=False, tokenize="13a"):
     """Corpus BLEU (Papineni et al. 2002) as sacrebleu computes it.
 
@@ -87,11 +115,34 @@ def bleu(hypotheses, references, lowercase=False, tokenize="13a"):
     53.73
     """
     hypotheses, references = _check(hypotheses, references, "bleu")
-    sacrebleu = _sacrebleu()
-    result = sacrebleu.corpus_bleu(
-        hypotheses, _streams(references), lowercase=lowercase, tokenize=tokenize
+    metric = _bleu_metric(lowercase, tokenize)
+    return float(metric.corpus_score(hypotheses, _streams(references)).score)
+
+
+def bleu_signature(lowercase=False, tokenize="13a", num_references=1):
+    """sacrebleu's signature of the BLEU that `bleu` computes with these arguments.
+
+    The string papers quote beside a BLEU score so that it can be compared:
+    the number of references, case, tokenizer, smoothing and sacrebleu's
+    version. Recipes record it in a translation preset's metadata.json and
+    its model card.
+
+    Args:
+        lowercase: bool, as for `bleu`.
+        tokenize: str, sacrebleu's tokenizer name, as for `bleu`.
+        num_references: int, the number of references per hypothesis.
+
+    Returns:
+        str, e.g. `"nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:2.6.0"`.
+
+    Example:
+
+    >>> bleu_signature().split("|")[:5]
+    ['nrefs:1', 'case:mixed', 'eff:no', 'tok:13a', 'smooth:exp']
+    """
+    return _signature(
+        _bleu_metric(lowercase, tokenize), num_references, "bleu_signature"
     )
-    return float(result.score)
 
 
 def chrf(hypotheses, references, char_order=6, word_order=0, beta=2):
@@ -118,15 +169,30 @@ def chrf(hypotheses, references, char_order=6, word_order=0, beta=2):
     100.0
     """
     hypotheses, references = _check(hypotheses, references, "chrf")
-    sacrebleu = _sacrebleu()
-    result = sacrebleu.corpus_chrf(
-        hypotheses,
-        _streams(references),
-        char_order=char_order,
-        word_order=word_order,
-        beta=beta,
+    metric = _chrf_metric(char_order, word_order, beta)
+    return float(metric.corpus_score(hypotheses, _streams(references)).score)
+
+
+def chrf_signature(char_order=6, word_order=0, beta=2, num_references=1):
+    """sacrebleu's signature of the chrF that `chrf` computes with these arguments.
+
+    Args:
+        char_order: int, as for `chrf`.
+        word_order: int, as for `chrf` (2 for chrF++).
+        beta: int, as for `chrf`.
+        num_references: int, the number of references per hypothesis.
+
+    Returns:
+        str, e.g. `"nrefs:1|case:mixed|eff:yes|nc:6|nw:0|space:no|version:2.6.0"`.
+
+    Example:
+
+    >>> chrf_signature(word_order=2).split("|")[:5]
+    ['nrefs:1', 'case:mixed', 'eff:yes', 'nc:6', 'nw:2']
+    """
+    return _signature(
+        _chrf_metric(char_order, word_order, beta), num_references, "chrf_signature"
     )
-    return float(result.score)
 
 
 def exact_match(hypotheses, references):

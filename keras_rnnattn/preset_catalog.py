@@ -10,6 +10,7 @@ import json
 import os
 
 from keras_rnnattn.preset_error import PresetError
+from keras_rnnattn.preset_hub import is_hub_handle, resolve_handle
 
 PRESETS_ENV = "KERAS_RNNATTN_PRESETS"
 CONFIG_FILE = "config.json"
@@ -79,18 +80,21 @@ def find_preset(name_or_dir):
 
     A bare name is looked up in `preset_dirs()` first, then taken as a folder
     relative to the working directory; a string with a slash (or starting with
-    `.` or `~`) or a `pathlib.Path` is always a path.
+    `.` or `~`) or a `pathlib.Path` is always a path. A handle
+    `hf://<owner>/<name>` or `kaggle://<owner>/<model>/keras/<variation>` is
+    downloaded, or found in the hub client's cache, by
+    `keras_rnnattn.preset_hub.resolve_handle`.
 
     Args:
-        name_or_dir: str or path-like, a preset name (`"ding_de_en_bahdanau"`) or
-            a preset folder.
+        name_or_dir: str or path-like, a preset name (`"ding_de_en_bahdanau"`),
+            a preset folder, or a hub handle.
 
     Returns:
         The absolute path of the folder.
 
     Raises:
         PresetError: no such preset; the message lists the available presets
-            and the folders searched.
+            and the folders searched. For a handle, see `resolve_handle`.
 
     Example:
 
@@ -106,11 +110,8 @@ def find_preset(name_or_dir):
             f"Received: name_or_dir={name_or_dir!r}"
         )
     name = os.fspath(name_or_dir)
-    if "://" in name:
-        raise PresetError(
-            "Remote presets are not supported: download the preset folder and "
-            f"pass its path. Received: name_or_dir={name!r}"
-        )
+    if is_hub_handle(name):
+        return resolve_handle(name)
     if not _looks_like_path(name):
         folders = _preset_folders()
         if name in folders:

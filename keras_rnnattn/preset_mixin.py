@@ -5,8 +5,29 @@ import keras
 import keras_rnnattn.presets as presets
 
 
+class _ClassProperty:
+    """A read-only property of a class (`Model.presets`), as keras-hub has one.
+
+    Read on an instance it raises AttributeError, so that Keras, which reads
+    every attribute of a model when it saves or loads weights, does not list
+    the presets each time.
+    """
+
+    def __init__(self, getter):
+        self.getter = getter
+        self.__doc__ = getter.__doc__
+
+    def __get__(self, instance, owner):
+        if instance is not None:
+            raise AttributeError(
+                f"`presets` is a property of the class: read it as "
+                f"{owner.__name__}.presets."
+            )
+        return self.getter(owner)
+
+
 class PresetMixin:
-    """Adds `from_preset`, `save_to_preset` and `list_presets` to a `keras.Model`.
+    """Adds `from_preset`, `save_to_preset`, `list_presets` and `presets` to a `keras.Model`.
 
     Put it first among the bases and register the class:
 
@@ -54,8 +75,9 @@ class PresetMixin:
         """Builds a model from a preset and loads its weights.
 
         Args:
-            name_or_dir: a preset name (see `list_presets()`) or the path of a
-                preset folder.
+            name_or_dir: a preset name (see `list_presets()`), the path of a
+                preset folder, or a hub handle, `hf://<owner>/<name>` or
+                `kaggle://<owner>/<model>/keras/<variation>`.
             compile: bool, whether to `compile()` the model with its defaults
                 (so `fit` works at once, as in keras-hub). Defaults to True.
             **config_overrides: entries of the model's config to replace before
@@ -151,6 +173,14 @@ class PresetMixin:
                     continue
             out[name] = summary
         return out
+
+    @_ClassProperty
+    def presets(cls):
+        """The available presets of this class, as `list_presets()` (keras-hub's name).
+
+        A class property: `Translator.presets`.
+        """
+        return cls.list_presets()
 
 
 def _registered_class(summary):

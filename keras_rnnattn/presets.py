@@ -24,6 +24,11 @@ registered names: the package registers its layers and models as soon as Keras
 and it are both imported (`keras_rnnattn/__init__.py`), so this module imports
 no model.
 
+A handle `hf://<owner>/<name>` or `kaggle://<owner>/<model>/keras/<variation>`
+is downloaded, or read from the hub client's cache, by
+`keras_rnnattn.preset_hub` (with `huggingface_hub` or `kagglehub`), then
+loaded from that folder as any other, checksums and safe mode included.
+
 Presets are looked up by name, in order, in
 
 1. the folders of the environment variable `KERAS_RNNATTN_PRESETS`
@@ -48,7 +53,11 @@ import os
 import keras
 import numpy as np
 
-from keras_rnnattn._keras_private import safe_mode_scope, save_weights_only
+from keras_rnnattn._keras_private import (
+    DeferredInitializers,
+    safe_mode_scope,
+    save_weights_only,
+)
 from keras_rnnattn._version import __version__
 from keras_rnnattn.preset_catalog import (  # noqa: F401 (re-exported)
     CONFIG_FILE,
@@ -408,7 +417,9 @@ def load_preset(name_or_dir, cls=None, **config_overrides):
     """Builds a model from a preset and loads its weights.
 
     Args:
-        name_or_dir: a preset name (see `list_presets()`) or a preset folder.
+        name_or_dir: a preset name (see `list_presets()`), a preset folder, or
+            a hub handle, `hf://<owner>/<name>` or
+            `kaggle://<owner>/<model>/keras/<variation>` (see `find_preset`).
         cls: optional class the model must be an instance of (a subclass of it
             is accepted); by default any `keras.Model`.
         **config_overrides: values that replace entries of the model's config
@@ -447,9 +458,11 @@ def load_preset(name_or_dir, cls=None, **config_overrides):
     config.pop("compile_config", None)
     if config_overrides:
         config["config"] = {**config["config"], **config_overrides}
+    # The weights file gives every variable its value: no initializer runs first.
+    deferred = DeferredInitializers()
     try:
         # So that a global `enable_unsafe_deserialization()` does not switch it off.
-        with safe_mode_scope():
+        with safe_mode_scope(), deferred:
             model = keras.saving.deserialize_keras_object(config, safe_mode=True)
     except (TypeError, ValueError) as error:
         raise PresetError(
@@ -479,4 +492,5 @@ def load_preset(name_or_dir, cls=None, **config_overrides):
             f"{type(error).__name__}: {_short(error)}. The file is corrupt or "
             f"truncated, or was saved from another model configuration."
         ) from None
+    deferred.initialize_unassigned()
     return model

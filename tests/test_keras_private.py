@@ -38,3 +38,41 @@ def test_a_moved_name_fails_loudly_with_the_keras_versions():
         )
     with pytest.raises(ImportError, match=r"keras\.src\.no_such_module\.x"):
         _keras_private.private_name("keras.src.no_such_module", "x")
+
+
+def test_deferred_initializers_leave_only_unassigned_variables_to_initialize():
+    import keras
+    import numpy as np
+    from keras.src.backend.common import global_state
+
+    deferred = _keras_private.DeferredInitializers()
+    with deferred:
+        model = keras.Sequential([keras.Input((3,)), keras.layers.Dense(2)])
+    dense = model.layers[0]
+    # Keras's list of variables awaiting a value keeps none of the block's.
+    pending = global_state.get_global_attribute("uninitialized_variables") or []
+    assert not {id(v) for v in pending} & {id(v) for v in model.variables}
+    # On JAX both wait for a value; elsewhere they have their initial ones.
+    assert len(deferred.created) == (2 if deferred.active else 0)
+    dense.kernel.assign(np.ones((3, 2), "float32"))  # as loading weights does
+    deferred.initialize_unassigned()
+    # The bias got its initializer's zeros, the kernel kept what was assigned.
+    np.testing.assert_array_equal(keras.ops.convert_to_numpy(dense.bias), [0, 0])
+    np.testing.assert_array_equal(
+        model.predict(np.ones((1, 3), "float32"), verbose=0), [[3.0, 3.0]]
+    )
+    with keras.StatelessScope():  # a later scope finds nothing left to initialise
+        pass
+
+
+def test_deferred_initializers_forget_a_failed_block():
+    import keras
+    from keras.src.backend.common import global_state
+
+    deferred = _keras_private.DeferredInitializers()
+    with pytest.raises(RuntimeError):
+        with deferred:
+            keras.layers.Dense(2).build((None, 3))
+            raise RuntimeError("failed")
+    assert deferred.created == []
+    assert not global_state.get_global_attribute("uninitialized_variables")

@@ -285,3 +285,52 @@ def test_docstring_examples_run():
 
     result = doctest.testmod(metrics)
     assert result.attempted >= 8 and result.failed == 0
+
+
+# --- sacrebleu's signatures ---------------------------------------------------------
+BLEU_SIGNATURE = re.compile(
+    r"nrefs:(\d+)\|case:(mixed|lc)\|eff:(yes|no)\|tok:([\w-]+)\|smooth:(\w+)"
+    r"\|version:(\d+\.\d+\.\d+)"
+)
+CHRF_SIGNATURE = re.compile(
+    r"nrefs:(\d+)\|case:(mixed|lc)\|eff:(yes|no)\|nc:(\d+)\|nw:(\d+)\|space:(yes|no)"
+    r"\|version:(\d+\.\d+\.\d+)"
+)
+
+
+def test_signatures_are_sacrebleus_for_the_same_settings():
+    from sacrebleu.metrics import BLEU, CHRF
+
+    refs = [[r] for r in REFERENCES]
+    scored = BLEU()
+    scored.corpus_score(HYPOTHESES, list(zip(*refs)))
+    assert metrics.bleu_signature() == str(scored.get_signature())
+    assert BLEU_SIGNATURE.fullmatch(metrics.bleu_signature()).groups() == (
+        "1",
+        "mixed",
+        "no",
+        "13a",
+        "exp",
+        sacrebleu.__version__,
+    )
+    scored = CHRF(word_order=2)
+    scored.corpus_score(HYPOTHESES, [REFERENCES, REFERENCES])
+    assert metrics.chrf_signature(word_order=2, num_references=2) == str(
+        scored.get_signature()
+    )
+    signature = metrics.chrf_signature()
+    assert CHRF_SIGNATURE.fullmatch(signature).groups()[:5] == (
+        "1",
+        "mixed",
+        "yes",
+        "6",
+        "0",
+    )
+    lowercased = metrics.bleu_signature(lowercase=True, tokenize="intl")
+    assert "case:lc" in lowercased and "tok:intl" in lowercased
+
+
+@pytest.mark.parametrize("count", [0, -1, 1.5, True, "1"])
+def test_signature_needs_a_number_of_references(count):
+    with pytest.raises(ValueError, match="num_references"):
+        metrics.bleu_signature(num_references=count)

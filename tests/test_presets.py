@@ -469,8 +469,8 @@ def test_unknown_name_marks_missing_folders_of_the_variable(env_presets, monkeyp
 def test_missing_path_is_reported_as_a_path(env_presets, tmp_path):
     with pytest.raises(PresetError, match="No preset folder at"):
         presets.find_preset(str(tmp_path / "nowhere"))
-    with pytest.raises(PresetError, match="Remote presets"):
-        presets.find_preset("hf://someone/model")
+    with pytest.raises(PresetError, match="Unsupported preset handle"):
+        presets.find_preset("gs://bucket/model")
 
 
 def test_list_presets_reads_only_metadata(env_presets, monkeypatch):
@@ -661,6 +661,25 @@ def test_shipped_preset_is_complete_and_small(name):
     total = sum(os.path.getsize(os.path.join(path, f)) for f in os.listdir(path))
     assert total < presets.MAX_PRESET_MB * 2**20, f"{name} is {total / 2**20:.1f} MB"
     presets._check_weights_file(path, metadata)  # size and SHA-256 as recorded
+
+
+# The presets in the wheel are a closed set (README, "Which presets ship in the wheel"):
+# further ones are published on a hub and loaded by handle.
+WHEEL_PRESETS_MB = 64
+
+
+def test_the_presets_in_the_wheel_stay_under_their_total():
+    folder = os.path.join(REPO, "saved_models")
+    total = sum(
+        os.path.getsize(os.path.join(root, name))
+        for root, _, files in os.walk(folder)
+        for name in files
+    )
+    assert total < WHEEL_PRESETS_MB * 2**20, (
+        f"saved_models/ is {total / 2**20:.1f} MB, over the {WHEEL_PRESETS_MB} MB "
+        "the wheel ships: publish the new preset on the Hugging Face Hub or Kaggle "
+        "(README, Sharing a preset) instead of adding it to saved_models/"
+    )
 
 
 # --- Across backends ------------------------------------------------------------------------

@@ -209,3 +209,93 @@ def test_recipe_quick_run(recipe, corpus, tmp_path):
     folder = Path(result.stdout.split("preset: ")[-1].splitlines()[0])
     assert (folder / "model.weights.h5").is_file()
     assert json.loads((folder / "metadata.json").read_text())["metrics"]
+
+
+# --- Loading without TensorFlow ---------------------------------------------------
+NO_TF_SCRIPT = """
+import json, sys, time
+import keras_rnnattn.models
+from keras_rnnattn.preset_mixin import PresetMixin
+assert "tensorflow" not in sys.modules, "imported by keras_rnnattn.models"
+times = {}
+for name in sys.argv[1:]:
+    start = time.perf_counter()
+    PresetMixin.from_preset(name)
+    times[name] = time.perf_counter() - start
+    assert "tensorflow" not in sys.modules, f"imported while loading {name}"
+print(json.dumps(times))
+"""
+
+
+@pytest.mark.parametrize(
+    "backend", ["jax", pytest.param("torch", marks=pytest.mark.slow)]
+)
+def test_loading_shipped_presets_never_imports_tensorflow(backend):
+    # Keras's `Bidirectional` copies its layer through serialize_keras_object,
+    # which imports TensorFlow (seconds) when installed; the models avoid it.
+    names = _shipped()
+    if not names:
+        pytest.skip(f"no preset is shipped in {SAVED}")
+    env = dict(os.environ, KERAS_BACKEND=backend, PYTHONPATH=str(ROOT))
+    env["TF_CPP_MIN_LOG_LEVEL"] = "3"
+    done = subprocess.run(
+        [sys.executable, "-c", NO_TF_SCRIPT, *names],
+        env=env,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    times = json.loads(done.stdout.strip().splitlines()[-1])
+    assert sorted(times) == names
+    # Under 2 s each (benchmarks/preset_loading.py): 0.1-0.6 s measured; with
+    # TensorFlow's import or JAX compiling every initializer, 2.5-11 s each.
+    assert sum(times.values()) < 2.0 * len(names), times
+
+
+# --- sacrebleu's signatures of the translation presets -------------------------------
+BLEU_SIGNATURE = (
+    r"nrefs:\d+\|case:(mixed|lc)\|eff:(yes|no)\|tok:[\w-]+\|smooth:\w+"
+    r"\|version:\d+\.\d+\.\d+"
+)
+CHRF_SIGNATURE = (
+    r"nrefs:\d+\|case:(mixed|lc)\|eff:(yes|no)\|nc:\d+\|nw:\d+\|space:(yes|no)"
+    r"\|version:\d+\.\d+\.\d+"
+)
+
+
+def _translation_presets():
+    names = []
+    for name in _shipped():
+        metadata = _metadata(SAVED / name)
+        scored = " ".join(map(str, metadata.get("metrics", {}))).lower()
+        if (
+            metadata.get("class_name") in ("Translator", "TranslatorEnsemble")
+            or "bleu" in scored
+            or "chrf" in scored
+        ):
+            names.append(name)
+    return names
+
+
+def test_the_translation_presets_are_found():
+    assert {"ding_de_en_bahdanau", "ding_de_en_none"} <= set(_translation_presets())
+
+
+@pytest.mark.parametrize("name", _translation_presets())
+def test_translation_preset_records_sacrebleus_signatures(name):
+    import re
+
+    metadata = _metadata(SAVED / name)
+    signatures = metadata.get("sacrebleu_signatures")
+    assert isinstance(signatures, dict), f"{name}: no sacrebleu_signatures"
+    assert re.fullmatch(BLEU_SIGNATURE, signatures["bleu"]), signatures["bleu"]
+    assert re.fullmatch(CHRF_SIGNATURE, signatures["chrf"]), signatures["chrf"]
+    # The model card of the recipe that trained it quotes both (escaped "|" in
+    # a table cell is still the same text).
+    application = metadata["command"].split("/")[1]
+    card = (ROOT / "applications" / application / "README.md").read_text("utf-8")
+    card = card.replace("\\|", "|")
+    assert signatures["bleu"] in card and signatures["chrf"] in card
+    assert name in card

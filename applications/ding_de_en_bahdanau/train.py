@@ -54,7 +54,7 @@ from members import train_members
 
 from keras_rnnattn.callbacks import TimeBudget
 from keras_rnnattn.datasets import DatasetNotFoundError, load_ding_de_en
-from keras_rnnattn.metrics import bleu, chrf
+from keras_rnnattn.metrics import bleu, bleu_signature, chrf, chrf_signature
 from keras_rnnattn.models import Translator
 from keras_rnnattn.text import BpeTokenizer
 
@@ -516,6 +516,8 @@ def main(argv=None):
         "seed": args.seed,
         "metric_notes": "sacrebleu corpus BLEU and chrF, cased, detokenized output "
         "against the raw English references",
+        # What `bleu` and `chrf` computed, as sacrebleu writes it beside a score.
+        "sacrebleu_signatures": {"bleu": bleu_signature(), "chrf": chrf_signature()},
         "probe_texts": PROBE_TEXTS,
         "probe_greedy": model.translate(PROBE_TEXTS),
         # Scores only: the corpus is GPL-2+, so no sentence of it is stored.

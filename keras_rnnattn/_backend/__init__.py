@@ -6,10 +6,13 @@ export's choice of a TensorFlow subprocess, the seeded sampler, the torch
 update of `InPlaceAdam`); `tests/test_package.py` keeps that list. Each
 function here is a driver choice that never changes a result: which kernel runs
 a recurrence, whether a loop over time is `ops.scan` or a Python loop, how a
-decoding function is compiled, whether a train step may branch with a cond, whether a Dense fuses its bias.
+decoding function is compiled, whether a train step may branch with a cond,
+whether a Dense fuses its bias, whether loading a preset skips the variables'
+initializers.
 """
 
 from keras_rnnattn._backend.fused_dense import dense_2d
+from keras_rnnattn._backend.initializers import initializers_compile
 from keras_rnnattn._backend.jit import compiled, cond_differentiable, no_grad
 from keras_rnnattn._backend.rnn_kernels import (
     gate_step,
@@ -25,6 +28,7 @@ __all__ = [
     "cond_differentiable",
     "dense_2d",
     "gate_step",
+    "initializers_compile",
     "loops_in_python",
     "no_grad",
     "own_rnn_kernels",

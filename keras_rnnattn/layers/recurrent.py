@@ -54,10 +54,23 @@ class Bidirectional(keras.layers.Bidirectional):
     `return_sequences=False` or a merge mode other than `"concat"` run as
     `keras.layers.Bidirectional`.
 
+    Given a `backward_layer`, both layers are used as they are. Keras's layer
+    copies `layer` through `keras.saving.serialize_keras_object`, which
+    imports TensorFlow, when it is installed, on every backend (seconds, on
+    JAX or PyTorch): `recurrent_encoder` and `from_config` give both layers,
+    so that building or loading a model never does.
+
     Args:
         layer: a `keras.layers.GRU` or `keras.layers.LSTM` with
             `return_sequences=True`, as for `keras.layers.Bidirectional`.
-        **kwargs: `keras.layers.Bidirectional` arguments.
+        merge_mode: how the two directions are combined, as for
+            `keras.layers.Bidirectional` (`"concat"` by default).
+        weights: optional initial weights, as for
+            `keras.layers.Bidirectional`.
+        backward_layer: optional layer reading the sequences backwards
+            (`go_backwards=True`), used as it is together with `layer`; by
+            default a copy of `layer` (Keras's way).
+        **kwargs: `keras.layers.Layer` arguments (`name`, `dtype`...).
 
     Call arguments:
         sequences: `(B, S, d)`.
@@ -78,6 +91,49 @@ class Bidirectional(keras.layers.Bidirectional):
     >>> out.shape, float(np.abs(out[1, 2:]).max())
     ((2, 4, 6), 0.0)
     """
+
+    def __init__(
+        self, layer, merge_mode="concat", weights=None, backward_layer=None, **kwargs
+    ):
+        if backward_layer is None or not isinstance(
+            layer, keras.layers.Layer
+        ):  # Keras's own way, and its errors
+            super().__init__(
+                layer,
+                merge_mode=merge_mode,
+                weights=weights,
+                backward_layer=backward_layer,
+                **kwargs,
+            )
+            return
+        # `keras.layers.Bidirectional.__init__` without its copy of `layer`.
+        if not isinstance(backward_layer, keras.layers.Layer):
+            raise ValueError(
+                "`backward_layer` must be a `keras.layers.Layer`. "
+                f"Received: backward_layer={backward_layer!r}"
+            )
+        if merge_mode not in ("sum", "mul", "ave", "concat", None):
+            raise ValueError(
+                'merge_mode must be one of "sum", "mul", "ave", "concat" or None. '
+                f"Received: merge_mode={merge_mode!r}"
+            )
+        keras.layers.Layer.__init__(self, **kwargs)
+        self.forward_layer = layer
+        self.backward_layer = backward_layer
+        self._verify_layer_config()
+        for rnn in (layer, backward_layer):
+            if getattr(rnn, "zero_output_for_mask", None) is not None:
+                rnn.zero_output_for_mask = rnn.return_sequences
+        self.merge_mode = merge_mode
+        if weights:
+            half = len(weights) // 2
+            layer.initial_weights = weights[:half]
+            backward_layer.initial_weights = weights[half:]
+        self.stateful = layer.stateful
+        self.return_sequences = layer.return_sequences
+        self.return_state = layer.return_state
+        self.supports_masking = True
+        self.input_spec = layer.input_spec
 
     def call(self, sequences, initial_state=None, mask=None, training=None):
         if (
@@ -171,14 +227,24 @@ class LSTM(_OwnKernels, keras.layers.LSTM):
     """
 
 
-def recurrent_layer(cell, units, name):
+def recurrent_layer(cell, units, name, go_backwards=False):
     """This module's `GRU` or `LSTM` (`cell`), returning every step, named `name`."""
-    return (GRU if cell == "gru" else LSTM)(units, return_sequences=True, name=name)
+    return (GRU if cell == "gru" else LSTM)(
+        units, return_sequences=True, go_backwards=go_backwards, name=name
+    )
 
 
 def recurrent_encoder(cell, units, bidirectional, name):
     """A GRU or LSTM returning every step, named `name`; a bidirectional one is a
-    `Bidirectional` (this module's) whose RNNs are named after the cell."""
+    `Bidirectional` (this module's) of `forward_<cell>` and `backward_<cell>`,
+    the layers and names that `keras.layers.Bidirectional` would make, built
+    here so that nothing is copied through a config."""
     if bidirectional:
-        return Bidirectional(recurrent_layer(cell, units, name=cell), name=name)
+        return Bidirectional(
+            recurrent_layer(cell, units, name=f"forward_{cell}"),
+            backward_layer=recurrent_layer(
+                cell, units, name=f"backward_{cell}", go_backwards=True
+            ),
+            name=name,
+        )
     return recurrent_layer(cell, units, name=name)

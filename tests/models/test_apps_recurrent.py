@@ -118,3 +118,58 @@ def test_gru_and_lstm_match_keras_layers(cell):
     for g, w in zip(got_grads, want_grads):
         assert np.abs(w).max() > 0
         np.testing.assert_allclose(g, w, atol=1e-4, rtol=1e-4)
+
+
+@pytest.mark.parametrize("cell", ["gru", "lstm"])
+def test_encoder_is_keras_bidirectional_without_a_config_copy(
+    cell, tmp_path, monkeypatch
+):
+    # Keras's `Bidirectional` copies its layer through serialize_keras_object,
+    # which imports TensorFlow on every backend; the models' encoder gives both
+    # layers, so nothing is serialised, and it is the same layer as Keras's.
+    from keras.src.saving import serialization_lib
+
+    calls = []
+    serialize = serialization_lib.serialize_keras_object
+    monkeypatch.setattr(
+        serialization_lib,
+        "serialize_keras_object",
+        lambda obj: calls.append(obj) or serialize(obj),
+    )
+    ours = recurrent.recurrent_encoder(cell, UNITS, True, name="encoder")
+    assert calls == []
+    stock_cls = keras.layers.GRU if cell == "gru" else keras.layers.LSTM
+    stock = keras.layers.Bidirectional(
+        stock_cls(UNITS, return_sequences=True, name=cell), name="encoder"
+    )
+    monkeypatch.setattr(serialization_lib, "serialize_keras_object", serialize)
+    for layer in (ours, stock):
+        layer.build((None, None, D))
+    assert [w.path for w in ours.weights] == [w.path for w in stock.weights]
+    assert ours.forward_layer.name == f"forward_{cell}"
+    assert ours.backward_layer.go_backwards and not ours.forward_layer.go_backwards
+    config, stock_config = ours.get_config(), stock.get_config()
+    for key in ("layer", "backward_layer"):
+        assert config[key]["config"] == stock_config[key]["config"]
+    # Weights files written by either load into the other.
+    for w in stock.weights:
+        w.assign(rng.normal(scale=0.5, size=w.shape).astype("float32"))
+    for source, target in ((stock, ours), (ours, stock)):
+        file = str(tmp_path / f"{type(source).__module__}.weights.h5")
+        keras.Sequential([keras.Input((None, D)), source]).save_weights(file)
+        keras.Sequential([keras.Input((None, D)), target]).load_weights(file)
+    np.testing.assert_allclose(
+        ops.convert_to_numpy(ours(X, mask=MASK)),
+        ops.convert_to_numpy(stock(X, mask=MASK)),
+        atol=1e-5,
+    )
+    # From its config, the layers are used as given: still no copy.
+    calls.clear()
+    monkeypatch.setattr(
+        serialization_lib,
+        "serialize_keras_object",
+        lambda obj: calls.append(obj) or serialize(obj),
+    )
+    again = RightPadded.from_config(config)
+    assert calls == []
+    assert again.forward_layer.name == f"forward_{cell}"
