@@ -3,6 +3,7 @@
 import doctest
 import io
 import json
+import sys
 
 import keras
 import numpy as np
@@ -114,6 +115,13 @@ def test_a_config_naming_another_class_is_refused(hub):
     data = serialize_tokenizer(KerasHubTokenizer(hub))
     data["config"]["assets"] = {"../x.spm": ""}
     with pytest.raises(ValueError, match="plain file name"):
+        deserialize_tokenizer(data)
+
+
+def test_loading_without_keras_hub_names_the_extra(hub, monkeypatch):
+    data = serialize_tokenizer(KerasHubTokenizer(hub))
+    monkeypatch.setitem(sys.modules, "keras_hub", None)
+    with pytest.raises(ImportError, match=r'pip install "keras-rnnattn\[hub\]"'):
         deserialize_tokenizer(data)
 
 
