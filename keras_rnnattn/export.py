@@ -375,6 +375,12 @@ def _write_tokenizers(model, path, manifest):
             "bos_id": int(tokenizer.bos_id),
             "eos_id": int(tokenizer.eos_id),
         }
+        proto = getattr(tokenizer, "model_proto", None)
+        if isinstance(proto, bytes):  # a SentencePieceTokenizer: its model too,
+            # for SentencePiece's runtimes (the JSON file holds it as well)
+            with open(os.path.join(path, f"{name}.model"), "wb") as file:
+                file.write(proto)
+            files[name]["model_file"] = f"{name}.model"
     manifest["tokenizers"] = files
 
 

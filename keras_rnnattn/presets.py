@@ -6,7 +6,9 @@ A preset is a folder `saved_models/<name>/` holding
   (`keras.saving.serialize_keras_object(model)`, without its compile config);
 - `model.weights.h5`: the weights (`model.save_weights`, no optimizer state);
 - `<attribute>.json`: each `keras_rnnattn.text` tokenizer of the model, for
-  reading and for other tools (the model reads its tokenizers from config.json);
+  reading and for other tools (the model reads its tokenizers from config.json),
+  with `<attribute>.model` beside it for a `SentencePieceTokenizer` (its
+  SentencePiece model, for SentencePiece's runtimes and keras-hub);
 - `metadata.json`: what the preset is (description, data and licence, the
   command that trained it, test metrics) and facts written automatically
   (class, parameter count, versions, backend, date, size and SHA-256 of each
@@ -264,7 +266,8 @@ def save_preset(model, preset_dir, metadata=None, weights_dtype=None):
 
     Writes `model.weights.h5`, `config.json`, one `<attribute>.json` per
     tokenizer (from `model.preset_tokenizers()` when the model has it, else
-    `preset_tokenizers(model)`), then `metadata.json`: the given metadata plus
+    `preset_tokenizers(model)`; with `<attribute>.model` beside it for a
+    `SentencePieceTokenizer`), then `metadata.json`: the given metadata plus
     `class_name`, `registered_name`, `parameter_count`, `keras_rnnattn_version`,
     `keras_version`, `backend`, `date` (UTC, ISO 8601), `format_version` and
     `files` (bytes and SHA-256 of each file). Existing files of the same names
@@ -331,10 +334,13 @@ def save_preset(model, preset_dir, metadata=None, weights_dtype=None):
         tokenizers = model.preset_tokenizers()
     else:
         tokenizers = preset_tokenizers(model)
+    written = [CONFIG_FILE, WEIGHTS_FILE]
     for name, tokenizer in tokenizers.items():
-        tokenizer.save(os.path.join(path, f"{name}.json"))
+        # `<name>.json`, and what the tokenizer writes beside it (the
+        # `<name>.model` file of a SentencePieceTokenizer).
+        saved = tokenizer.save(os.path.join(path, f"{name}.json"))
+        written += [os.path.basename(file) for file in saved or [f"{name}.json"]]
 
-    written = [CONFIG_FILE, WEIGHTS_FILE] + [f"{n}.json" for n in tokenizers]
     files = {name: _file_facts(os.path.join(path, name)) for name in written}
     automatic = {
         "class_name": type(model).__name__,

@@ -1,8 +1,13 @@
-"""Tokenizers and vocabularies (pure Python and NumPy, saved as JSON)."""
+"""Tokenizers and vocabularies (pure Python and NumPy, saved as JSON).
+
+`SentencePieceTokenizer` needs `sentencepiece` and `KerasHubTokenizer` wraps a
+keras-hub tokenizer; both import their library only when used."""
 
 from keras_rnnattn.text.bpe_tokenizer import BpeTokenizer
 from keras_rnnattn.text.char_tokenizer import CharTokenizer
+from keras_rnnattn.text.keras_hub_tokenizer import KerasHubTokenizer
 from keras_rnnattn.text.normalization import detokenize, normalize, split_words
+from keras_rnnattn.text.sentencepiece_tokenizer import SentencePieceTokenizer
 from keras_rnnattn.text.tokenizer import Tokenizer
 from keras_rnnattn.text.vocabulary import SPECIAL_TOKENS, Vocabulary
 from keras_rnnattn.text.word_tokenizer import WordTokenizer
@@ -10,7 +15,9 @@ from keras_rnnattn.text.word_tokenizer import WordTokenizer
 __all__ = [
     "BpeTokenizer",
     "CharTokenizer",
+    "KerasHubTokenizer",
     "SPECIAL_TOKENS",
+    "SentencePieceTokenizer",
     "Tokenizer",
     "Vocabulary",
     "WordTokenizer",

@@ -11,7 +11,8 @@ def serialize_tokenizer(tokenizer):
 
 
 def deserialize_tokenizer(tokenizer):
-    """Rebuilds a tokenizer from `serialize_tokenizer`'s data (or passes one through).
+    """Rebuilds a tokenizer from `serialize_tokenizer`'s data (or passes one
+    through, a keras-hub tokenizer wrapped by `wrap_tokenizer`).
 
     Only tokenizer classes of `keras_rnnattn.text`, or classes registered with
     `keras.saving.register_keras_serializable`, are accepted: a config never
@@ -19,7 +20,7 @@ def deserialize_tokenizer(tokenizer):
     tokenizer (another class, missing or wrong fields) raises a ValueError.
     """
     if tokenizer is None or not isinstance(tokenizer, dict):
-        return tokenizer
+        return wrap_tokenizer(tokenizer)
     name = tokenizer.get("class_name")
     cls = None
     if isinstance(name, str):
@@ -60,12 +61,37 @@ def deserialize_tokenizer(tokenizer):
     return result
 
 
+def wrap_tokenizer(tokenizer):
+    """`tokenizer` itself, or a `KerasHubTokenizer` around a keras-hub tokenizer.
+
+    The one place where the models accept tokenizers of other libraries: an
+    object with keras-hub's protocol (`tokenize`, `detokenize`,
+    `vocabulary_size()`, `token_to_id`, `id_to_token`) is wrapped, anything
+    else is returned as it is.
+
+    Example:
+
+    >>> from keras_rnnattn.text import CharTokenizer
+    >>> tok = CharTokenizer().fit(["ab"])
+    >>> wrap_tokenizer(tok) is tok
+    True
+    """
+    from keras_rnnattn.text.keras_hub_tokenizer import (
+        KerasHubTokenizer,
+        is_hub_tokenizer,
+    )
+
+    if is_hub_tokenizer(tokenizer):
+        return KerasHubTokenizer(tokenizer)
+    return tokenizer
+
+
 def as_tokenizer(tokenizer, name):
     """A fitted tokenizer, rebuilt from its serialized form where it is one.
 
     Args:
-        tokenizer: a `keras_rnnattn.text` tokenizer or `serialize_tokenizer`'s
-            data.
+        tokenizer: a `keras_rnnattn.text` tokenizer, a keras-hub tokenizer
+            (wrapped in `KerasHubTokenizer`) or `serialize_tokenizer`'s data.
         name: the argument's name, for the error message.
 
     Returns:
@@ -78,13 +104,12 @@ def as_tokenizer(tokenizer, name):
     >>> as_tokenizer(serialize_tokenizer(tok), "tokenizer").encode("ba")
     [5, 4]
     """
-    if isinstance(tokenizer, dict):
-        tokenizer = deserialize_tokenizer(tokenizer)
+    tokenizer = deserialize_tokenizer(tokenizer)
     for attribute in ("encode", "decode", "get_config", "vocabulary_size"):
         if not hasattr(tokenizer, attribute):
             raise ValueError(
                 f"`{name}` must be a fitted tokenizer of keras_rnnattn.text (or its "
-                f"config). Received: {name}={tokenizer!r}"
+                f"config) or of keras-hub. Received: {name}={tokenizer!r}"
             )
     tokenizer.vocabulary_size  # noqa: B018 (raises if the tokenizer is not fitted)
     return tokenizer

@@ -1,6 +1,7 @@
 """The shared base of the tokenizers: encoding, padding, decoding, JSON files."""
 
 import json
+import os
 
 import numpy as np
 
@@ -12,7 +13,8 @@ _REGISTRY = {}
 
 
 class Tokenizer:
-    """Base class of `WordTokenizer`, `CharTokenizer` and `BpeTokenizer`.
+    """Base class of `WordTokenizer`, `CharTokenizer`, `BpeTokenizer`,
+    `SentencePieceTokenizer` and `KerasHubTokenizer`.
 
     Subclasses define `_split(normalized_text) -> tokens`, `_join(tokens) -> text`
     and `_fit(normalized_texts)`; everything else (ids, batches, padding,
@@ -345,7 +347,15 @@ class Tokenizer:
         return tokenizer
 
     def save(self, path):
-        """Writes the tokenizer to a JSON file (plain data, no pickle)."""
+        """Writes the tokenizer to a JSON file (plain data, no pickle).
+
+        Args:
+            path: str, the file's path.
+
+        Returns:
+            list of str, the paths written (`[path]`; `SentencePieceTokenizer`
+            adds its `.model` file).
+        """
         data = {
             "class_name": type(self).__name__,
             "format_version": _FORMAT_VERSION,
@@ -354,6 +364,7 @@ class Tokenizer:
         with open(path, "w", encoding="utf-8") as f:
             json.dump(data, f, ensure_ascii=False, indent=1)
             f.write("\n")
+        return [os.fspath(path)]
 
     @classmethod
     def load(cls, path):
