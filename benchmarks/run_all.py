@@ -33,6 +33,7 @@ BENCHMARKS = {
     "rnn_encoders": ("rnn_encoders.py", [], None),
     "decode": ("decode.py", [], None),
     "preset_loading": ("preset_loading.py", [], None),
+    "tokenizers": ("tokenizers.py", [], None),
     "export_latency": ("export_latency.py", [], "tensorflow"),
     "bahdanau_fig2": ("bahdanau_fig2.py", [], None),
     "luong_scores": ("luong_scores.py", [], None),
