@@ -352,12 +352,23 @@ def _cmd_generate(args):
     prompts = args.prompts if args.prompts else _read_texts(None)
     kwargs = {
         "max_length": args.max_length,
+        "max_new_tokens": args.max_new_tokens,
         "temperature": args.temperature,
         "top_k": args.top_k,
         "top_p": args.top_p,
         "seed": args.seed,
     }
     kwargs = {k: v for k, v in kwargs.items() if v is not None}
+    import inspect
+
+    accepted = inspect.signature(model.generate).parameters
+    refused = sorted(k for k in kwargs if k not in accepted)
+    if refused:
+        options = ", ".join("--" + k.replace("_", "-") for k in refused)
+        raise _CommandError(
+            f"{type(model).__name__}.generate takes no {options}: leave "
+            f"{'it' if len(refused) == 1 else 'them'} out"
+        )
     for i, prompt in enumerate(prompts):
         print(model.generate(prompt, **kwargs), flush=True)
         _progress(i + 1, len(prompts) if len(prompts) > 1 else 0, "generated")
@@ -532,7 +543,13 @@ def build_parser():
     p = commands.add_parser("generate", help="continue prompts with a language model")
     _add_preset(p)
     p.add_argument(
-        "--max-length", type=_positive_int, metavar="N", help="the most new tokens"
+        "--max-length",
+        type=_positive_int,
+        metavar="N",
+        help="the most tokens of each whole sequence, prompt included (keras-hub)",
+    )
+    p.add_argument(
+        "--max-new-tokens", type=_positive_int, metavar="N", help="the most new tokens"
     )
     p.add_argument(
         "--temperature",

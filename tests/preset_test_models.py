@@ -110,10 +110,11 @@ class TinyGenerator(TinyModel):
         top_k=None,
         top_p=None,
         seed=None,
+        max_new_tokens=None,
     ):
         return (
-            f"{prompt} | max_length={max_length} temperature={temperature} "
-            f"top_k={top_k} top_p={top_p} seed={seed}"
+            f"{prompt} | max_length={max_length} max_new_tokens={max_new_tokens} "
+            f"temperature={temperature} top_k={top_k} top_p={top_p} seed={seed}"
         )
 
 

@@ -324,7 +324,7 @@ class _Generate(_TaskIO):
 
     def strings(self, texts):
         room = self._room(texts)
-        out = self.model.generate(texts, max_length=room, temperature=0)
+        out = self.model.generate(texts, max_new_tokens=room, temperature=0)
         assert len(out) == len(texts) and all(isinstance(t, str) for t in out)
         for prompt, text in zip(texts, out):
             read = self.tokenizer.decode(self.tokenizer.encode(prompt))
@@ -337,7 +337,9 @@ class _Generate(_TaskIO):
 
     def single(self, text, texts):
         # The list's length limit, so that the two agree.
-        return self.model.generate(text, max_length=self._room(texts), temperature=0)
+        return self.model.generate(
+            text, max_new_tokens=self._room(texts), temperature=0
+        )
 
     def ids(self, texts):
         return self.tokenizer.encode_batch(texts, add_bos=True)  # (B, 1 + S)
@@ -366,7 +368,7 @@ class _Generate(_TaskIO):
     def fingerprint(self, texts, targets):
         out = super().fingerprint(texts, targets)
         out["sampled"] = self.model.generate(
-            texts, max_length=self._room(texts), seed=1, top_p=0.9
+            texts, max_new_tokens=self._room(texts), seed=1, top_p=0.9
         )
         out["perplexity"] = self.model.perplexity(texts)
         return out
@@ -387,7 +389,9 @@ class _Generate(_TaskIO):
         for row, prompt in zip(_np(got).tolist(), texts):
             row = row[: row.index(eos)] if eos in row else row
             exported.append(self.tokenizer.decode(self.tokenizer.encode(prompt) + row))
-        assert exported == self.model.generate(texts, max_length=max_length, seed=11)
+        assert exported == self.model.generate(
+            texts, max_new_tokens=max_length, seed=11
+        )
 
 
 class _Translate(_TaskIO):

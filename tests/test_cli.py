@@ -262,6 +262,8 @@ def test_generate_passes_the_sampling_options(run):
         "--preset",
         "tiny_gen",
         "--max-length",
+        "9",
+        "--max-new-tokens",
         "5",
         "--temperature",
         "0.5",
@@ -274,11 +276,15 @@ def test_generate_passes_the_sampling_options(run):
         "once upon",
     )
     assert code == 0, err
-    assert out == "once upon | max_length=5 temperature=0.5 top_k=3 top_p=0.9 seed=7\n"
+    assert out == (
+        "once upon | max_length=9 max_new_tokens=5 temperature=0.5 top_k=3 "
+        "top_p=0.9 seed=7\n"
+    )
     # Options not given are not passed: the model's defaults apply.
     code, out, _ = run("generate", "--preset", "tiny_gen", stdin="a\nb\n")
     assert out.splitlines() == [
-        f"{p} | max_length=None temperature=1.0 top_k=None top_p=None seed=None"
+        f"{p} | max_length=None max_new_tokens=None temperature=1.0 top_k=None "
+        "top_p=None seed=None"
         for p in "ab"
     ]
 
@@ -514,6 +520,18 @@ def test_errors_after_loading_a_model_are_one_line_without_backend_logs(preset_r
     assert done.returncode == 2, done.stderr
     assert done.stderr.splitlines() == [
         "keras-rnnattn classify: error: preset 'real_tr' holds a model of class "
-        "Translator, which has no classify(): use `keras-rnnattn translate`"
+        "Translator, which has no classify(): use `keras-rnnattn translate or "
+        "generate`"
     ]
     assert done.stdout == ""
+
+
+def test_generate_on_a_translator_translates_and_names_refused_options(run):
+    code, out, err = run(
+        "generate", "--preset", "real_tr", "--max-new-tokens", "4", "ab"
+    )
+    assert code == 0, err
+    assert len(out.splitlines()) == 1
+    code, _, err = run("generate", "--preset", "real_tr", "--temperature", "0.5", "ab")
+    assert code == 2
+    assert "Translator.generate takes no --temperature: leave it out" in err

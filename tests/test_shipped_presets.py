@@ -131,7 +131,7 @@ def test_char_lm_reproduces_pinned_generations():
     folder = _preset("web_bible_char_lm")
     metadata = _metadata(folder)
     model = AttentiveLanguageModel.from_preset(str(folder))
-    greedy = model.generate(metadata["probe_prompts"], max_length=40, temperature=0)
+    greedy = model.generate(metadata["probe_prompts"], max_new_tokens=40, temperature=0)
     assert greedy == metadata["probe_greedy"]
 
 

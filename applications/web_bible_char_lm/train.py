@@ -153,9 +153,10 @@ def main(argv=None):
         test_texts[:SLICE], batch_size=SLICE
     )
     samples = {
-        p: model.generate(p, max_length=100, temperature=0.7, seed=1) for p in PROMPTS
+        p: model.generate(p, max_new_tokens=100, temperature=0.7, seed=1)
+        for p in PROMPTS
     }
-    greedy = model.generate(PROMPTS, max_length=40, temperature=0)
+    greedy = model.generate(PROMPTS, max_new_tokens=40, temperature=0)
     command = "python applications/web_bible_char_lm/train.py " + " ".join(
         sys.argv[1:] if argv is None else argv
     )

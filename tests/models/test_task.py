@@ -180,7 +180,7 @@ def test_generate_ids_is_generate_in_ids():
     prompt = [int(lm.tokenizer.bos_id)] + lm.tokenizer.encode("a g")
     tokens, scores = lm.generate_ids(np.array([prompt], "int32"), max_length=5)
     assert tokens.shape == (1, 5) and scores.shape == (1,)
-    text = lm.generate("a g", max_length=5, temperature=0)
+    text = lm.generate("a g", max_new_tokens=5, temperature=0)
     row = tokens[0].tolist()
     eos = int(lm.tokenizer.eos_id)
     row = row[: row.index(eos)] if eos in row else row
