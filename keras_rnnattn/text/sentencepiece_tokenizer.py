@@ -247,44 +247,9 @@ class SentencePieceTokenizer(Tokenizer):
         parts.append(self._processor.decode_pieces(pieces))
         return "".join(parts)
 
-    def encode(self, text, add_bos=False, add_eos=False):
+    def _ids(self, texts):
         self._check_fitted()
-        ids = self._encode(self.normalize(text))
-        return (
-            ([self.bos_id] if add_bos else [])
-            + ids
-            + ([self.eos_id] if add_eos else [])
-        )
-
-    def encode_batch(
-        self,
-        texts,
-        max_length=None,
-        add_bos=False,
-        add_eos=False,
-        padding="post",
-        truncate=True,
-    ):
-        if isinstance(texts, str):
-            raise ValueError(
-                "`encode_batch` takes a list of texts; use `encode` for one str. "
-                f"Received: texts={texts[:50]!r}"
-            )
-        self._check_fitted()
-        texts = list(texts)
-        rows = self._encode([self.normalize(text) for text in texts])
-        return self.pad(
-            rows,
-            max_length=max_length,
-            add_bos=add_bos,
-            add_eos=add_eos,
-            padding=padding,
-            truncate=truncate,
-            texts=texts,
-        )
-
-    encode.__doc__ = Tokenizer.encode.__doc__
-    encode_batch.__doc__ = Tokenizer.encode_batch.__doc__
+        return self._encode([self.normalize(text) for text in texts])
 
     # Saving.
     def get_config(self):

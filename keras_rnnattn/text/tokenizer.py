@@ -134,14 +134,19 @@ class Tokenizer:
         Returns:
             list of int.
         """
-        self._check_fitted()
-        vocab = self.vocabulary
-        ids = [vocab.token_to_id(token) for token in self.tokenize(text)]
+        ids = self._ids([text])[0]
         return (
             ([self.bos_id] if add_bos else [])
             + ids
             + ([self.eos_id] if add_eos else [])
         )
+
+    def _ids(self, texts):
+        """The ids of each text, a list of lists (the hook `encode` and
+        `encode_batch` share; a subclass may encode a batch at once)."""
+        self._check_fitted()
+        vocab = self.vocabulary
+        return [[vocab.token_to_id(t) for t in self.tokenize(text)] for text in texts]
 
     def encode_batch(
         self,
@@ -174,7 +179,7 @@ class Tokenizer:
                 f"Received: texts={texts[:50]!r}"
             )
         return self.pad(
-            [self.encode(text) for text in texts],
+            self._ids(texts),
             max_length=max_length,
             add_bos=add_bos,
             add_eos=add_eos,
