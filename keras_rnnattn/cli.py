@@ -20,7 +20,7 @@ import warnings
 PROG = "keras-rnnattn"
 # `export --format`: `keras_rnnattn.export.FORMATS`, written out here because
 # argument parsing imports no Keras (tests/test_cli.py checks they agree).
-EXPORT_FORMATS = ("tf_saved_model", "litert", "onnx", "saved_model", "tflite")
+_EXPORT_FORMATS = ("tf_saved_model", "litert", "onnx", "saved_model", "tflite")
 
 # The text method each command calls, and the command for each method.
 _COMMAND_OF_METHOD = {
@@ -568,7 +568,7 @@ def build_parser():
     p.add_argument(
         "--format",
         required=True,
-        choices=EXPORT_FORMATS,
+        choices=_EXPORT_FORMATS,
         help="Keras's names tf_saved_model, litert and onnx (onnx needs "
         'pip install "keras-rnnattn[onnx]"); saved_model and tflite are the '
         "same as the first two",

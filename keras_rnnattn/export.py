@@ -26,8 +26,9 @@ optimizer (see `_tf2onnx_converter`). An output named like an input (the
 decoders' `state_*`) is named `next_<name>` in ONNX, which needs distinct
 names. Keras's own `model.export(format="onnx")` does not export these models:
 on TensorFlow it runs tf2onnx with that optimizer (a graph that onnxruntime
-rejects), on JAX it needs jax2onnx, and torch's exporter has no
-`take_along_dim` (and would trace the RNN loops at one length).
+rejects), torch's exporter has no `take_along_dim` (and would trace the RNN
+loops at one length), and on JAX it needs jax2onnx, which the `onnx` extra
+does not install.
 
 Export runs under the TensorFlow backend. Under JAX and torch the model is
 saved as a preset (the weights are the same on every backend) and a
@@ -125,6 +126,16 @@ def export_model(
     >>> out = export_model(model, tempfile.mkdtemp())  # a SavedModel
     >>> sorted(json.load(open(os.path.join(out, "export.json")))["signatures"])
     ['serving_default']
+
+    The same as ONNX, run by onnxruntime:
+
+    >>> import onnxruntime
+    >>> out = export_model(model, tempfile.mkdtemp(), "onnx")
+    >>> session = onnxruntime.InferenceSession(f"{out}/serving_default.onnx")
+    >>> ids = np.array([[5, 7, 9, 0]], "int32")  # (B, S), padded with 0
+    >>> (probabilities,) = session.run(["probabilities"], {"token_ids": ids})
+    >>> bool(np.allclose(probabilities, model.predict(ids, verbose=0), atol=1e-5))
+    True
     """
     format = _check_format(format)
     options = _check_options(

@@ -424,7 +424,7 @@ def test_export_calls_export_preset(run, monkeypatch, preset_root, tmp_path):
 def test_export_takes_every_format_name(run, monkeypatch, tmp_path, format):
     from keras_rnnattn import export
 
-    assert cli.EXPORT_FORMATS == export.FORMATS
+    assert cli._EXPORT_FORMATS == export.FORMATS
     calls = []
     module = types.ModuleType("keras_rnnattn.export")
     module.export_preset = lambda preset, out, format, quantize: calls.append(format)

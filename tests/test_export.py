@@ -284,7 +284,9 @@ def test_translator_onnx(tmp_path):
         logits, keras_state, _ = model.next_fn(
             keras.ops.convert_to_tensor(token), keras_state
         )
-        np.testing.assert_allclose(out["logits"], np.asarray(logits), atol=1e-5)
+        np.testing.assert_allclose(
+            out["logits"], keras.ops.convert_to_numpy(logits), atol=1e-5
+        )
         token = np.argmax(out["logits"], axis=-1).astype("int32")
         produced.append(token)
         state.update(
@@ -326,7 +328,7 @@ def test_preset_translator_onnx(tmp_path):
             keras.ops.convert_to_tensor(token), keras_state
         )[:2]
         np.testing.assert_allclose(
-            out["logits"], np.asarray(logits), atol=1e-4, rtol=1e-5
+            out["logits"], keras.ops.convert_to_numpy(logits), atol=1e-4, rtol=1e-5
         )
         token = np.argmax(out["logits"], axis=-1).astype("int32")
         state.update(
@@ -349,18 +351,23 @@ def test_language_model_onnx(tmp_path):
     export_model(model, str(tmp_path), "onnx", max_length=8)
     state = model.initial_state(2)
     inputs = {
-        f"state_{i}": np.asarray(v) for i, v in enumerate(keras.tree.flatten(state))
+        f"state_{i}": keras.ops.convert_to_numpy(v)
+        for i, v in enumerate(keras.tree.flatten(state))
     }
     token = np.array([2, 2], "int32")
     out = onnx_runner(str(tmp_path / "decode_step.onnx"))(token_ids=token, **inputs)
     logits, state = model.next_logits(keras.ops.convert_to_tensor(token), state)
-    np.testing.assert_allclose(out["logits"], np.asarray(logits), atol=1e-5)
+    np.testing.assert_allclose(
+        out["logits"], keras.ops.convert_to_numpy(logits), atol=1e-5
+    )
     for i, value in enumerate(keras.tree.flatten(state)):
-        np.testing.assert_allclose(out[f"next_state_{i}"], np.asarray(value), atol=1e-5)
+        np.testing.assert_allclose(
+            out[f"next_state_{i}"], keras.ops.convert_to_numpy(value), atol=1e-5
+        )
 
     ids = [[2] + model.tokenizer.encode(p) for p in ("ab", "c")]
     ids = padded(np.array([ids[0], ids[1] + [0]], "int32"), 4)
-    uniforms = np.asarray(draw_uniforms((8, 2), 11))
+    uniforms = keras.ops.convert_to_numpy(draw_uniforms((8, 2), 11))
     got = onnx_runner(str(tmp_path / "sample.onnx"))(token_ids=ids, uniforms=uniforms)
     tokens, scores = model.generate_ids(ids, uniforms=uniforms, max_length=8)
     np.testing.assert_array_equal(got["tokens"], tokens)
