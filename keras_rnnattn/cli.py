@@ -18,6 +18,9 @@ import sys
 import warnings
 
 PROG = "keras-rnnattn"
+# `export --format`: `keras_rnnattn.export.FORMATS`, written out here because
+# argument parsing imports no Keras (tests/test_cli.py checks they agree).
+_EXPORT_FORMATS = ("tf_saved_model", "litert", "onnx", "saved_model", "tflite")
 
 # The text method each command calls, and the command for each method.
 _COMMAND_OF_METHOD = {
@@ -575,27 +578,34 @@ def build_parser():
     )
     p.set_defaults(handler=_cmd_train)
 
-    p = commands.add_parser("export", help="export a preset as SavedModel or TFLite")
+    p = commands.add_parser(
+        "export", help="export a preset as SavedModel, TFLite or ONNX"
+    )
     _add_preset(p)
     p.add_argument(
         "--format",
         required=True,
-        choices=("tf_saved_model", "litert", "saved_model", "tflite"),
+        choices=_EXPORT_FORMATS,
+        help="Keras's names tf_saved_model, litert and onnx (onnx needs "
+        'pip install "keras-rnnattn[onnx]"); saved_model and tflite are the '
+        "same as the first two",
     )
     p.add_argument(
-        "--quantize", action="store_true", help="quantize the weights (tflite)"
+        "--quantize", action="store_true", help="quantize the weights (litert)"
     )
     p.add_argument(
         "--batch-size",
         type=_positive_int,
         metavar="N",
-        help="fixed batch size (tflite default 1; saved_model default: variable)",
+        help="fixed batch size (litert default 1; tf_saved_model and onnx "
+        "default: variable)",
     )
     p.add_argument(
         "--sequence-length",
         type=_positive_int,
         metavar="N",
-        help="fixed input length in tokens (tflite default: the model's limit)",
+        help="fixed input length in tokens (litert default: the model's limit; "
+        "tf_saved_model and onnx default: variable)",
     )
     p.add_argument(
         "--max-length",

@@ -1,6 +1,7 @@
-"""SavedModel and TFLite (LiteRT) export of the application models.
+"""SavedModel, TFLite (LiteRT) and ONNX export of the application models.
 
-What each model exports (SavedModel signatures; TFLite files of the same names):
+What each model exports (SavedModel signatures; TFLite and ONNX files of the
+same names):
 
 - `AttentionClassifier`, `SequenceTagger`: `serving_default`, token ids
   `(B, S)` to probabilities.
@@ -19,6 +20,16 @@ out and the reason is written to `export.json`. The folder also holds the
 model's tokenizers as JSON (`keras_rnnattn.text` reads them without Keras) and
 `export.json`, which lists the files, their signatures and the special ids.
 
+ONNX files (one per signature, shapes variable like the SavedModel's) are
+converted by tf2onnx from the same TensorFlow functions, less tf2onnx's reshape
+optimizer (see `_tf2onnx_converter`). An output named like an input (the
+decoders' `state_*`) is named `next_<name>` in ONNX, which needs distinct
+names. Keras's own `model.export(format="onnx")` does not export these models:
+on TensorFlow it runs tf2onnx with that optimizer (a graph that onnxruntime
+rejects), torch's exporter has no `take_along_dim` (and would trace the RNN
+loops at one length), and on JAX it needs jax2onnx, which the `onnx` extra
+does not install.
+
 Export runs under the TensorFlow backend. Under JAX and torch the model is
 saved as a preset (the weights are the same on every backend) and a
 TensorFlow subprocess exports it: torch has no SavedModel path, and JAX's
@@ -27,7 +38,10 @@ TensorFlow subprocess exports it: torch has no SavedModel path, and JAX's
 """
 
 import argparse
+import contextlib
+import importlib.util
 import json
+import logging
 import os
 import subprocess
 import sys
@@ -37,15 +51,19 @@ import keras
 import numpy as np
 
 # Keras's names for the formats (`model.export(format=...)`), then the names this
-# package used first, which stay: each is the SavedModel or the TFLite writer.
-FORMATS = ("tf_saved_model", "litert", "saved_model", "tflite")
+# package used first, which stay: each names the SavedModel, TFLite or ONNX writer.
+FORMATS = ("tf_saved_model", "litert", "onnx", "saved_model", "tflite")
 _WRITERS = {
     "tf_saved_model": "saved_model",
     "litert": "tflite",
+    "onnx": "onnx",
     "saved_model": "saved_model",
     "tflite": "tflite",
 }
 MANIFEST = "export.json"
+# The packages the ONNX writer imports (the `onnx` extra also has onnxruntime,
+# which runs the files).
+_ONNX_PACKAGES = ("onnx", "tf2onnx")
 
 
 # --- Public API -----------------------------------------------------------------------
@@ -64,18 +82,19 @@ def export_model(
     top_p=None,
     quantize=False,
 ):
-    """Exports an application model to a SavedModel or to TFLite files.
+    """Exports an application model to a SavedModel, TFLite files or ONNX files.
 
     Args:
         model: a built `Translator`, `AttentionClassifier`, `SequenceTagger` or
             `AttentiveLanguageModel`.
         path: the output folder (created; files in it are replaced).
-        format: `"tf_saved_model"` (or `"saved_model"`) or `"litert"` (or
-            `"tflite"`), Keras's format names.
-        batch_size: int, or None for a variable batch (SavedModel only).
+        format: Keras's format names `"tf_saved_model"` (or `"saved_model"`),
+            `"litert"` (or `"tflite"`) and `"onnx"` (one `.onnx` file per
+            signature; needs `pip install "keras-rnnattn[onnx]"`).
+        batch_size: int, or None for a variable batch (SavedModel and ONNX).
         sequence_length: int, the source (or text) length in tokens, or None
-            for a variable length (SavedModel only). Inputs are padded with 0
-            to it; padding does not change the results.
+            for a variable length (SavedModel and ONNX). Inputs are padded
+            with 0 to it; padding does not change the results.
         max_length: int, the most tokens the decode loops produce; default:
             the Translator's `max_target_length`, or the language model's
             `max_length - 1`.
@@ -93,6 +112,12 @@ def export_model(
     Returns:
         The output folder.
 
+    Raises:
+        ValueError: for a format not in `FORMATS` (the message lists them),
+            and for options the format or the model does not take.
+        ImportError: for `format="onnx"` without the packages onnx and
+            tf2onnx (`pip install "keras-rnnattn[onnx]"`).
+
     Example:
 
     >>> import tempfile
@@ -101,6 +126,16 @@ def export_model(
     >>> out = export_model(model, tempfile.mkdtemp())  # a SavedModel
     >>> sorted(json.load(open(os.path.join(out, "export.json")))["signatures"])
     ['serving_default']
+
+    The same as ONNX, run by onnxruntime:
+
+    >>> import onnxruntime
+    >>> out = export_model(model, tempfile.mkdtemp(), "onnx")
+    >>> session = onnxruntime.InferenceSession(f"{out}/serving_default.onnx")
+    >>> ids = np.array([[5, 7, 9, 0]], "int32")  # (B, S), padded with 0
+    >>> (probabilities,) = session.run(["probabilities"], {"token_ids": ids})
+    >>> bool(np.allclose(probabilities, model.predict(ids, verbose=0), atol=1e-5))
+    True
     """
     format = _check_format(format)
     options = _check_options(
@@ -117,6 +152,8 @@ def export_model(
         top_p=top_p,
         quantize=quantize,
     )
+    if format == "onnx":
+        _require_onnx()
     # The writers need TensorFlow's graph: other backends export from a TensorFlow
     # subprocess, a choice of process rather than of computation.
     if keras.backend.backend() != "tensorflow":
@@ -124,10 +161,12 @@ def export_model(
             preset = model.save_to_preset(os.path.join(folder, "preset"))
             return _export_in_subprocess(preset, path, format, options)
     os.makedirs(path, exist_ok=True)
-    if format == "saved_model":
-        manifest = _write_saved_model(model, path, options)
-    else:
-        manifest = _write_tflite(model, path, options)
+    writers = {
+        "saved_model": _write_saved_model,
+        "tflite": _write_tflite,
+        "onnx": _write_onnx,
+    }
+    manifest = writers[format](model, path, options)
     _write_tokenizers(model, path, manifest)
     with open(os.path.join(path, MANIFEST), "w", encoding="utf-8") as file:
         json.dump(manifest, file, indent=2, ensure_ascii=False)
@@ -143,8 +182,8 @@ def export_preset(preset, path, format="saved_model", quantize=False, **options)
     Args:
         preset: a preset name (see `keras_rnnattn.presets.list_presets`) or folder.
         path: the output folder.
-        format: `"tf_saved_model"` (or `"saved_model"`) or `"litert"` (or
-            `"tflite"`), Keras's format names.
+        format: `"tf_saved_model"` (or `"saved_model"`), `"litert"` (or
+            `"tflite"`) or `"onnx"`, as in `export_model`.
         quantize: bool, see `export_model`.
         **options: the other arguments of `export_model`; for TFLite,
             `batch_size` defaults to 1 and `sequence_length` to the model's
@@ -170,6 +209,8 @@ def export_preset(preset, path, format="saved_model", quantize=False, **options)
     from keras_rnnattn.presets import find_preset, load_preset, preset_beam_penalties
 
     format = _check_format(format)
+    if format == "onnx":
+        _require_onnx()
     path_in = find_preset(preset)
     model = load_preset(path_in)
     if _task(model).exports_beam_search:
@@ -198,12 +239,24 @@ def _task(model):
 
 
 def _check_format(format):
-    """The writer of a format name: `"saved_model"` or `"tflite"`."""
+    """The writer of a format name: `"saved_model"`, `"tflite"` or `"onnx"`."""
     if not isinstance(format, str) or format not in _WRITERS:
         raise ValueError(
             f"`format` must be one of {FORMATS}. Received: format={format!r}"
         )
     return _WRITERS[format]
+
+
+def _require_onnx():
+    """Raises ImportError unless the ONNX writer's packages are installed."""
+    missing = [
+        name for name in _ONNX_PACKAGES if importlib.util.find_spec(name) is None
+    ]
+    if missing:
+        raise ImportError(
+            f"ONNX export needs the packages {', '.join(_ONNX_PACKAGES)}: "
+            f'pip install "keras-rnnattn[onnx]". Missing: {", ".join(missing)}'
+        )
 
 
 def _optional_int(name, value):
@@ -257,6 +310,11 @@ def _check_options(model, format, **options):
             f"Received: sequence_length={options['sequence_length']}"
         )
     options["quantize"] = bool(options["quantize"])
+    if options["quantize"] and format == "onnx":
+        raise ValueError(
+            "`quantize` applies to TFLite only (format='litert'); ONNX files keep "
+            "float32 weights. Received: quantize=True with format='onnx'"
+        )
     return model.check_export_options(options)
 
 
@@ -302,12 +360,19 @@ def _describe(endpoints):
 
 
 def _base_manifest(model, format, options):
-    return {
+    manifest = {
         "format": format,
         "model_class": type(model).__name__,
         "backend": keras.backend.backend(),  # a fact recorded, not a branch
         "options": dict(options),
     }
+    # The names of the outputs' classes (classifier) and tags (tagger), so that
+    # a reader needs no Keras for strings out either.
+    for name in ("labels", "tags"):
+        names = getattr(model, name, None)
+        if names is not None:
+            manifest[name] = [str(item) for item in names]
+    return manifest
 
 
 def _write_saved_model(model, path, options):
@@ -350,6 +415,96 @@ def _write_tflite(model, path, options):
         raise RuntimeError(
             "No signature converted to TFLite builtin ops: "
             + json.dumps(manifest["not_converted"])
+        )
+    return manifest
+
+
+@contextlib.contextmanager
+def _tf2onnx_converter():
+    """tf2onnx, quiet and without its reshape optimizer, for the `with` block.
+
+    That optimizer (tf2onnx 1.17) rewrites the shape of the reshape that its
+    transpose optimizer makes of `AttentionPooling`'s `(B, S, 1) -> (B, 1, S)`
+    transpose with `0` (copy the dimension) for B, whose input there is the
+    `(B * S, 1)` of the score layer's matmul: the file converts and passes
+    `onnx.checker`, and onnxruntime fails on it with a broadcast error. Without
+    it every signature gives Keras's results; the other optimizers run.
+    """
+    import tf2onnx
+    from tf2onnx import optimizer
+
+    optimizers = optimizer._optimizers  # the ordered dict optimize_graph runs
+    kept = dict(optimizers)
+    optimizers.pop("reshape_optimizer", None)
+    tf2onnx_logger = logging.getLogger(tf2onnx.__name__)
+    level = tf2onnx_logger.level
+    tf2onnx_logger.setLevel(logging.ERROR)  # one line per op and rewriter
+    try:
+        yield tf2onnx
+    finally:
+        tf2onnx_logger.setLevel(level)
+        optimizers.clear()
+        optimizers.update(kept)
+
+
+def _distinct_outputs(fn, input_names, renamed):
+    """`fn` whose outputs named like an input are named `next_<name>`.
+
+    ONNX names each value once, and the decoders' `decode_step` takes and
+    returns `state_*`. The new names are appended to `renamed`.
+    """
+
+    def distinct(inputs):
+        outputs = {}
+        for name, value in fn(inputs).items():
+            if name in input_names:
+                renamed.append(name)
+                name = f"next_{name}"
+            outputs[name] = value
+        return outputs
+
+    return distinct
+
+
+def _write_onnx(model, path, options):
+    import onnx
+    import tensorflow as tf
+
+    endpoints = _endpoints(model, options)
+    manifest = _base_manifest(model, "onnx", options)
+    manifest["signatures"], manifest["not_converted"] = {}, {}
+    for name, fn, signature, description in endpoints:
+        renamed = []
+        function = tf.function(
+            _distinct_outputs(fn, set(signature[0]), renamed),
+            input_signature=signature,
+        )
+        try:
+            with _tf2onnx_converter() as tf2onnx:
+                proto, _ = tf2onnx.convert.from_function(
+                    function, input_signature=signature
+                )
+            # tf2onnx keeps an op it cannot convert as a TensorFlow op; the
+            # checker rejects such a graph.
+            onnx.checker.check_model(proto)
+        except Exception as error:  # the converter raises several types
+            manifest["not_converted"][name] = _first_line(error)
+            continue
+        onnx.save(proto, os.path.join(path, f"{name}.onnx"))
+        if renamed:  # `state_0`, `state_1`, ... -> "state_*"
+            stems = sorted({f"{n.rpartition('_')[0] or n}_*" for n in renamed})
+            description += "; in the file " + ", ".join(
+                f"the output {stem} is next_{stem}" for stem in stems
+            )
+        manifest["signatures"][name] = description
+        manifest["opset"] = max(
+            entry.version
+            for entry in proto.opset_import
+            if entry.domain in ("", "ai.onnx")
+        )
+    if not manifest["signatures"]:
+        raise RuntimeError(
+            "No signature converted to ONNX: " + json.dumps(manifest["not_converted"])
         )
     return manifest
 

@@ -317,7 +317,7 @@ def test_wrong_command_for_the_model_names_the_right_one(run):
         (["translate", "a b"], "--preset"),
         (["frobnicate"], "invalid choice"),
         (
-            ["export", "--preset", "tiny_tr", "--format", "onnx", "out"],
+            ["export", "--preset", "tiny_tr", "--format", "openvino", "out"],
             "invalid choice",
         ),
         ([], "choose a command"),
@@ -422,6 +422,34 @@ def test_export_calls_export_preset(run, monkeypatch, preset_root, tmp_path):
     code, _, err = run("export", "--preset", "nope", "--format", "tflite", out)
     assert_one_line_error(code, err)
     assert "Unknown preset 'nope'" in err
+
+
+@pytest.mark.parametrize(
+    "format", ["tf_saved_model", "litert", "onnx", "saved_model", "tflite"]
+)
+def test_export_takes_every_format_name(run, monkeypatch, tmp_path, format):
+    from keras_rnnattn import export
+
+    assert cli._EXPORT_FORMATS == export.FORMATS
+    calls = []
+    module = types.ModuleType("keras_rnnattn.export")
+    module.export_preset = lambda preset, out, format, quantize: calls.append(format)
+    monkeypatch.setitem(sys.modules, "keras_rnnattn.export", module)
+    code, _, err = run(
+        "export", "--preset", "tiny_clf", "--format", format, str(tmp_path)
+    )
+    assert code == 0, err
+    assert calls == [format]
+
+
+def test_export_onnx_without_its_packages_names_the_extra(run, monkeypatch, tmp_path):
+    monkeypatch.setitem(sys.modules, "tf2onnx", None)  # not installed
+    code, _, err = run(
+        "export", "--preset", "real_tr", "--format", "onnx", str(tmp_path / "o")
+    )
+    assert_one_line_error(code, err, expected_code=1)
+    assert 'pip install "keras-rnnattn[onnx]"' in err
+    assert not os.path.exists(tmp_path / "o")
 
 
 def test_export_without_the_export_module_says_so(run, monkeypatch, tmp_path):

@@ -19,6 +19,7 @@ from keras_rnnattn.models import (
     TranslatorEnsemble,
 )
 from keras_rnnattn.text import CharTokenizer, WordTokenizer
+from keras_rnnattn.text import inputs as text_inputs
 
 tf = pytest.importorskip("tensorflow")
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -60,6 +61,18 @@ def language_model():
     return AttentiveLanguageModel(
         tokenizer=tok, embedding_dim=8, units=16, max_length=16
     )
+
+
+def onnx_runner(path):
+    """`run(**inputs) -> {output name: array}` of an ONNX file (onnxruntime)."""
+    ort = pytest.importorskip("onnxruntime")
+    session = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
+    names = [output.name for output in session.get_outputs()]
+
+    def run(**inputs):
+        return dict(zip(names, session.run(names, inputs)))
+
+    return run
 
 
 def interpreter(path):
@@ -125,6 +138,253 @@ def test_tagger_saved_model(tmp_path):
     np.testing.assert_allclose(
         got["probabilities"].numpy(), model.predict(ids, verbose=0), atol=1e-5
     )
+
+
+def tagger():
+    keras.utils.set_random_seed(6)
+    tok = WordTokenizer().fit(TEXTS)
+    return SequenceTagger(tokenizer=tok, tags=["O", "X"], embedding_dim=8, units=8)
+
+
+# Classifying with only the ONNX file and the tokenizer JSON, without Keras.
+ONNX_WITHOUT_KERAS = """
+import json, sys
+import onnxruntime
+from keras_rnnattn.text import Tokenizer
+
+folder, texts = sys.argv[1], json.loads(sys.argv[2])
+tokenizer = Tokenizer.load(f"{folder}/tokenizer.json")
+ids = tokenizer.encode_batch(texts)  # (N, S), padded with 0
+session = onnxruntime.InferenceSession(f"{folder}/serving_default.onnx")
+(probabilities,) = session.run(["probabilities"], {"token_ids": ids})
+assert "keras" not in sys.modules and "tensorflow" not in sys.modules
+print(json.dumps({"ids": ids.tolist(), "probabilities": probabilities.tolist()}))
+"""
+
+
+def test_classifier_and_tagger_onnx(tmp_path):
+    """ONNX files give the Keras model's probabilities on any batch and length,
+    on every backend (JAX and torch export through the TensorFlow subprocess),
+    and classify strings with the tokenizer JSON alone."""
+    pytest.importorskip("tf2onnx")
+    pytest.importorskip("onnxruntime")
+    models = {"classifier": classifier()}
+    if BACKEND == "tensorflow":
+        # Under JAX and torch the export is the same TensorFlow subprocess for
+        # any model; the slow tests below export the tagger there too.
+        models["tagger"] = tagger()
+    ids = padded(models["classifier"].tokenizer.encode_batch(TEXTS), 12)
+    for name, model in models.items():
+        path = str(tmp_path / name)
+        assert export_model(model, path, "onnx") == path
+        info = manifest(path)
+        assert info["format"] == "onnx" and info["not_converted"] == {}
+        assert set(info["signatures"]) == {"serving_default"}
+        assert info.get("tags") == getattr(model, "tags", None)  # the tagger's
+        run = onnx_runner(os.path.join(path, "serving_default.onnx"))
+        for batch in (ids, ids[:2, :4], ids[3:, :2]):  # variable batch and length
+            np.testing.assert_allclose(
+                run(token_ids=batch)["probabilities"],
+                model.predict(batch, verbose=0),
+                atol=1e-5,
+            )
+
+    model = models["classifier"]
+    env = {**os.environ, "PYTHONPATH": REPO}
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            ONNX_WITHOUT_KERAS,
+            str(tmp_path / "classifier"),
+            json.dumps(TEXTS),
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout)
+    ids = np.array(out["ids"], "int32")
+    expected = model.predict(ids, verbose=0)
+    np.testing.assert_allclose(out["probabilities"], expected, atol=1e-5)
+    np.testing.assert_allclose(
+        out["probabilities"], model.classify(TEXTS)[1], atol=1e-5
+    )
+
+
+def check_onnx_probabilities(model, path, ids):
+    """`serving_default.onnx` gives `model.predict`'s probabilities on `ids`
+    and on a shorter batch of shorter rows."""
+    run = onnx_runner(os.path.join(path, "serving_default.onnx"))
+    for batch in (ids, ids[: len(ids) // 2, : ids.shape[1] // 2]):
+        np.testing.assert_allclose(
+            run(token_ids=batch)["probabilities"],
+            model.predict(batch, verbose=0),
+            atol=1e-5,
+        )
+
+
+@pytest.mark.slow
+def test_preset_sized_classifier_and_tagger_onnx(tmp_path):
+    """The shipped classifier through `export_preset`, and a tagger of its size,
+    on real sentences, on every backend."""
+    pytest.importorskip("tf2onnx")
+    texts = [
+        "A gripping, beautifully acted film.",
+        "Dull and far too long; I left halfway.",
+        "not bad at all",
+        "The plot makes no sense, but the music is wonderful and the cast shines.",
+    ]
+    model = AttentionClassifier.from_preset("movie_snippets_sentiment")
+    export_preset("movie_snippets_sentiment", str(tmp_path / "clf"), "onnx")
+    ids = text_inputs.pad(
+        [model.tokenizer.encode(text) for text in texts], model.tokenizer.pad_id
+    )
+    check_onnx_probabilities(model, str(tmp_path / "clf"), ids)
+    assert manifest(str(tmp_path / "clf"))["labels"] == ["negative", "positive"]
+    _, probabilities = model.classify(texts)
+    run = onnx_runner(str(tmp_path / "clf" / "serving_default.onnx"))
+    np.testing.assert_allclose(
+        run(token_ids=ids)["probabilities"], probabilities, atol=1e-5
+    )
+
+    keras.utils.set_random_seed(7)
+    tagger = SequenceTagger(
+        tokenizer=model.tokenizer,
+        tags=["O", "B-PER", "I-PER", "B-LOC", "I-LOC"],
+        embedding_dim=128,
+        units=64,
+    )
+    export_model(tagger, str(tmp_path / "tag"), "onnx")
+    check_onnx_probabilities(tagger, str(tmp_path / "tag"), ids)
+
+
+@pytest.mark.slow
+def test_translator_onnx(tmp_path):
+    """encode + decode_step give Keras's logits and greedy tokens; greedy and
+    beam_search (with penalties) give `generate_ids`'s tokens, on every backend."""
+    pytest.importorskip("tf2onnx")
+    model = translator()
+    penalties = {"length_penalty": 1.5, "coverage_penalty": 0.4}
+    export_model(model, str(tmp_path), "onnx", max_length=12, **penalties)
+    info = manifest(str(tmp_path))
+    assert set(info["signatures"]) == {"encode", "decode_step", "greedy", "beam_search"}
+    assert "next_state_*" in info["signatures"]["decode_step"]
+    ids = model.encode_source([s for s, _ in PAIRS])  # (4, S)
+
+    state = onnx_runner(str(tmp_path / "encode.onnx"))(source_ids=ids)
+    step = onnx_runner(str(tmp_path / "decode_step.onnx"))
+    keras_state = model.initial_state(ids)
+    token = np.full((len(ids),), model.target_tokenizer.bos_id, "int32")
+    produced = []
+    for _ in range(12):
+        out = step(token_ids=token, **state)
+        logits, keras_state, _ = model.next_fn(
+            keras.ops.convert_to_tensor(token), keras_state
+        )
+        np.testing.assert_allclose(
+            out["logits"], keras.ops.convert_to_numpy(logits), atol=1e-5
+        )
+        token = np.argmax(out["logits"], axis=-1).astype("int32")
+        produced.append(token)
+        state.update(
+            {k[len("next_") :]: v for k, v in out.items() if k.startswith("next_")}
+        )
+    greedy, _ = model.generate_ids(ids, max_length=12)
+    eos = model.target_tokenizer.eos_id
+    for row, ref in zip(np.stack(produced, axis=1), greedy):
+        n = list(ref).index(eos) + 1 if eos in ref else len(ref)
+        np.testing.assert_array_equal(row[:n], ref[:n])
+
+    for name, beam, kwargs in (("greedy", 1, {}), ("beam_search", 4, penalties)):
+        got = onnx_runner(str(tmp_path / f"{name}.onnx"))(source_ids=ids)
+        tokens, scores, alignments = model.generate_ids(
+            ids, beam_size=beam, max_length=12, return_alignments=True, **kwargs
+        )
+        np.testing.assert_array_equal(got["tokens"], tokens)
+        np.testing.assert_allclose(got["scores"], scores, atol=1e-4)
+        np.testing.assert_allclose(got["alignments"], alignments, atol=1e-5)
+
+
+@pytest.mark.slow
+def test_preset_translator_onnx(tmp_path):
+    """The shipped ensemble: decode_step's logits, greedy and beam tokens (with
+    the preset's length penalty) as Keras's."""
+    pytest.importorskip("tf2onnx")
+    export_preset("ding_de_en_bahdanau", str(tmp_path), "onnx", max_length=20)
+    info = manifest(str(tmp_path))
+    assert info["not_converted"] == {}
+    model = TranslatorEnsemble.from_preset("ding_de_en_bahdanau")
+    ids = model.encode_source(["Ich habe keine Zeit.", "Das Haus ist klein."])
+    state = onnx_runner(str(tmp_path / "encode.onnx"))(source_ids=ids)
+    step = onnx_runner(str(tmp_path / "decode_step.onnx"))
+    keras_state = model.initial_state(ids)
+    token = np.full((len(ids),), model.target_tokenizer.bos_id, "int32")
+    for _ in range(6):
+        out = step(token_ids=token, **state)
+        logits, keras_state = model.next_fn(
+            keras.ops.convert_to_tensor(token), keras_state
+        )[:2]
+        np.testing.assert_allclose(
+            out["logits"], keras.ops.convert_to_numpy(logits), atol=1e-4, rtol=1e-5
+        )
+        token = np.argmax(out["logits"], axis=-1).astype("int32")
+        state.update(
+            {k[len("next_") :]: v for k, v in out.items() if k.startswith("next_")}
+        )
+    for name, beam in (("greedy", 1), ("beam_search", 4)):
+        got = onnx_runner(str(tmp_path / f"{name}.onnx"))(source_ids=ids)
+        penalty = {"length_penalty": info["options"]["length_penalty"]}
+        tokens, scores = model.generate_ids(
+            ids, beam_size=beam, max_length=20, **(penalty if beam > 1 else {})
+        )
+        np.testing.assert_array_equal(got["tokens"], tokens)
+        np.testing.assert_allclose(got["scores"], scores, atol=1e-4)
+
+
+@pytest.mark.slow
+def test_language_model_onnx(tmp_path):
+    pytest.importorskip("tf2onnx")
+    model = language_model()
+    export_model(model, str(tmp_path), "onnx", max_length=8)
+    state = model.initial_state(2)
+    inputs = {
+        f"state_{i}": keras.ops.convert_to_numpy(v)
+        for i, v in enumerate(keras.tree.flatten(state))
+    }
+    token = np.array([2, 2], "int32")
+    out = onnx_runner(str(tmp_path / "decode_step.onnx"))(token_ids=token, **inputs)
+    logits, state = model.next_logits(keras.ops.convert_to_tensor(token), state)
+    np.testing.assert_allclose(
+        out["logits"], keras.ops.convert_to_numpy(logits), atol=1e-5
+    )
+    for i, value in enumerate(keras.tree.flatten(state)):
+        np.testing.assert_allclose(
+            out[f"next_state_{i}"], keras.ops.convert_to_numpy(value), atol=1e-5
+        )
+
+    ids = [[2] + model.tokenizer.encode(p) for p in ("ab", "c")]
+    ids = padded(np.array([ids[0], ids[1] + [0]], "int32"), 4)
+    uniforms = keras.ops.convert_to_numpy(draw_uniforms((8, 2), 11))
+    got = onnx_runner(str(tmp_path / "sample.onnx"))(token_ids=ids, uniforms=uniforms)
+    tokens, scores = model.generate_ids(ids, uniforms=uniforms, max_length=8)
+    np.testing.assert_array_equal(got["tokens"], tokens)
+    np.testing.assert_allclose(got["scores"], scores, atol=1e-4)
+
+
+def test_onnx_errors(tmp_path, monkeypatch):
+    model = classifier()
+    with pytest.raises(ValueError, match="TFLite only.*quantize=True"):
+        export_model(model, str(tmp_path), "onnx", quantize=True)
+    monkeypatch.setitem(sys.modules, "tf2onnx", None)  # not installed
+    message = 'pip install "keras-rnnattn\\[onnx\\]". Missing: tf2onnx'
+    with pytest.raises(ImportError, match=message):
+        export_model(model, str(tmp_path), "onnx")
+    with pytest.raises(ImportError, match=message):
+        export_preset("no_such_preset", str(tmp_path), "onnx")
+    assert not os.listdir(tmp_path)
 
 
 def check_translator_saved_model(model, path, **penalties):
@@ -265,8 +525,11 @@ def test_translator_saved_model(tmp_path):
 
 
 def test_an_unknown_format_names_the_formats(tmp_path):
-    with pytest.raises(ValueError, match="tf_saved_model.*litert"):
+    formats = "'tf_saved_model', 'litert', 'onnx', 'saved_model', 'tflite'"
+    with pytest.raises(ValueError, match=f"one of \\({formats}\\)"):
         export_model(classifier(), str(tmp_path), "onnx_or_so")
+    with pytest.raises(ValueError, match="Received: format='openvino'"):
+        export_preset("no_such_preset", str(tmp_path), "openvino")
 
 
 def test_penalties_are_checked(tmp_path):
@@ -379,7 +642,7 @@ def test_tflite_needs_static_shapes_and_a_built_model(tmp_path):
     with pytest.raises(ValueError, match="set `sequence_length`"):
         export_model(model, str(tmp_path), "tflite", batch_size=1)
     with pytest.raises(ValueError, match="format"):
-        export_model(model, str(tmp_path), "onnx")
+        export_model(model, str(tmp_path), "torchscript")
     with pytest.raises(ValueError, match="at most this model's limit of 12"):
         export_model(model, str(tmp_path), sequence_length=13)
     with pytest.raises(ValueError, match="model.export"):
