@@ -400,6 +400,19 @@ def _check_class(config, expected, file):
         )
 
 
+def _without_compile_configs(config):
+    """A copy of a Keras serialisation without `compile_config` entries."""
+    if isinstance(config, dict):
+        return {
+            key: _without_compile_configs(value)
+            for key, value in config.items()
+            if key != "compile_config"
+        }
+    if isinstance(config, list):
+        return [_without_compile_configs(item) for item in config]
+    return config
+
+
 def preset_class(name_or_dir):
     """The registered class of the model a preset holds, or None if unknown.
 
@@ -460,8 +473,10 @@ def load_preset(name_or_dir, cls=None, **config_overrides):
     _check_class(config, expected, config_file)
     _check_weights_file(path, metadata)
 
-    config = dict(config)
-    config.pop("compile_config", None)
+    # No compile state, at any depth (an ensemble's members may hold theirs):
+    # a preset restores weights, and an optimizer built here would create its
+    # variables while initializers are deferred.
+    config = _without_compile_configs(config)
     if config_overrides:
         config["config"] = {**config["config"], **config_overrides}
     # The weights file gives every variable its value: no initializer runs first.
