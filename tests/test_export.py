@@ -472,7 +472,7 @@ def check_translator_tflite(model, path, **penalties):
 @pytest.mark.parametrize(
     "options",
     [
-        # The ensemble's test exports a lexical member with fixnorm to TFLite.
+        # The ensemble's tests export a lexical member with fixnorm.
         pytest.param({}, marks=pytest.mark.slow),
         {"share_decoder_embeddings": True},
         pytest.param({"fixnorm": 3.5}, marks=pytest.mark.slow),
@@ -490,15 +490,25 @@ def test_lexical_model_translator_tflite(tmp_path, options):
     check_translator_tflite(model, str(tmp_path))
 
 
-@tf_only
-def test_translator_ensemble_exports_like_a_translator(tmp_path):
+def ensemble_with_a_fixnorm_lexical_member():
     # The members' states and memories are flattened like one translator's; the
     # second is a lexical model whose output layer normalizes (fixnorm).
-    model = TranslatorEnsemble(
+    return TranslatorEnsemble(
         [translator(), translator(lexical_model=True, fixnorm=3.5)]
     )
+
+
+@tf_only
+def test_translator_ensemble_exports_like_a_translator(tmp_path):
+    model = ensemble_with_a_fixnorm_lexical_member()
     export_model(model, str(tmp_path / "sm"), max_length=12)
     check_translator_saved_model(model, str(tmp_path / "sm"))
+
+
+@tf_only
+@pytest.mark.slow  # 80-110 s; the same graphs go to a SavedModel in the default run
+def test_translator_ensemble_tflite(tmp_path):
+    model = ensemble_with_a_fixnorm_lexical_member()
     export_tflite_and_check(model, str(tmp_path / "lite"))
 
 
