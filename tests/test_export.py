@@ -472,9 +472,11 @@ def check_translator_tflite(model, path, **penalties):
 @pytest.mark.parametrize(
     "options",
     [
-        # The ensemble's tests export a lexical member with fixnorm.
+        # 40-50 s each: the default suite exports a lexical member (with
+        # fixnorm) to a SavedModel in the ensemble's test, and a Translator to
+        # TFLite in test_translator_tflite.
         pytest.param({}, marks=pytest.mark.slow),
-        {"share_decoder_embeddings": True},
+        pytest.param({"share_decoder_embeddings": True}, marks=pytest.mark.slow),
         pytest.param({"fixnorm": 3.5}, marks=pytest.mark.slow),
     ],
     ids=["untied", "tied_output", "fixnorm"],
