@@ -423,6 +423,11 @@ def preset_class(name_or_dir):
 
     Returns:
         The class registered under the config's name, or None.
+
+    Example:
+
+    >>> preset_class("movie_snippets_sentiment").__name__
+    'AttentionClassifier'
     """
     config = _read_json(find_preset(name_or_dir), CONFIG_FILE)
     if not isinstance(config, dict):

@@ -7,7 +7,7 @@ import tempfile
 import numpy as np
 
 from keras_rnnattn.text.tokenizer import Tokenizer
-from keras_rnnattn.text.vocabulary import SPECIAL_TOKENS
+from keras_rnnattn.text.vocabulary import SPECIAL_TOKENS, Vocabulary
 
 HUB_METHODS = (
     "tokenize",
@@ -67,31 +67,15 @@ def _as_str(text):
     return str(text)
 
 
-class _MappedVocabulary:
-    """The token of each of the adapter's ids (what `Vocabulary` offers)."""
+class _MappedVocabulary(Vocabulary):
+    """A `Vocabulary` over the adapter's ids: `tokens` in id order, `ids` the id
+    of each spelling (a wrapped tokenizer may spell two ids alike, which
+    `Vocabulary`'s constructor refuses, so it is not called)."""
 
     def __init__(self, tokens, special_tokens, ids):
         self.tokens = tokens
         self.special_tokens = special_tokens
         self._ids = ids
-
-    def __len__(self):
-        return len(self.tokens)
-
-    def __contains__(self, token):
-        return token in self._ids
-
-    def token_to_id(self, token):
-        return self._ids.get(token, 1)
-
-    def id_to_token(self, token_id):
-        token_id = int(token_id)
-        if not 0 <= token_id < len(self.tokens):
-            raise ValueError(
-                f"Token id out of range [0, {len(self.tokens)}). "
-                f"Received: token_id={token_id}"
-            )
-        return self.tokens[token_id]
 
 
 class KerasHubTokenizer(Tokenizer):
