@@ -6,7 +6,9 @@ greedy translation with `greedy.tflite` and with a Python loop over
 `encode.tflite` + `decode_step.tflite`, beside Keras `Translator.translate`,
 batch 1, milliseconds per sentence (median over the sentences). For the
 classifier preset (`movie_snippets_sentiment`): TFLite beside Keras `predict`
-per text. With the corpora installed, the accuracy change of dynamic-range
+per text. For the grapheme-to-phoneme preset (`cmudict_g2p`): the size of
+`greedy.tflite` and its milliseconds per word beside Keras, and the word error
+rate of its float32 and int8 exports on the first `--words` test words. With the corpora installed, the accuracy change of dynamic-range
 quantisation: test accuracy of the classifier, and chrF/BLEU of the translator
 on the first `--sentences` test pairs.
 
@@ -28,13 +30,15 @@ import numpy as np  # noqa: E402
 
 from keras_rnnattn.datasets import (  # noqa: E402
     DatasetNotFoundError,
+    load_cmudict,
     load_ding_de_en,
     load_movie_snippets,
 )
 from keras_rnnattn.export import export_model  # noqa: E402
-from keras_rnnattn.metrics import bleu, chrf  # noqa: E402
+from keras_rnnattn.metrics import bleu, chrf, word_error_rate  # noqa: E402
 from keras_rnnattn.models import AttentionClassifier, Translator  # noqa: E402
 
+FALLBACK_WORDS = ["keras", "attention", "phoneme", "tensorflow", "zoo's"]
 FALLBACK_SENTENCES = [
     "Ich habe keine Zeit.",
     "Wo ist der Bahnhof?",
@@ -195,10 +199,92 @@ def classifier_rows(args, folder):
     return rows, quality, len(texts)
 
 
+def g2p_rows(args, folder):
+    """`(rows, quality, sizes, n)` of the G2P preset's greedy.tflite."""
+    model = Translator.from_preset(args.g2p)
+    length = max_length = 32  # CMUdict's longest word has 28 letters
+    try:
+        words, prons = load_cmudict("test")
+        words, prons = words[: args.words], prons[: args.words]
+    except DatasetNotFoundError:
+        words, prons = FALLBACK_WORDS, None
+    runs, sizes = {}, {}
+    for quantize in (False, True):
+        path = os.path.join(folder, f"g2p_q{int(quantize)}")
+        export_model(
+            model,
+            path,
+            "tflite",
+            batch_size=1,
+            sequence_length=length,
+            max_length=max_length,
+            quantize=quantize,
+        )
+        runs[quantize] = runner(os.path.join(path, "greedy.tflite"))
+        sizes[quantize] = os.path.getsize(os.path.join(path, "greedy.tflite"))
+
+    def ids_of(word):
+        ids = model.encode_source([word], truncate=True)[:, :length]
+        return np.pad(ids, ((0, 0), (0, length - ids.shape[1]))).astype("int32")
+
+    inputs = [ids_of(w) for w in words]
+    rows = [
+        (
+            "TFLite greedy.tflite (whole loop)",
+            median_ms(lambda x: runs[False](source_ids=x), inputs),
+        ),
+        (
+            "TFLite greedy.tflite, dynamic-range int8",
+            median_ms(lambda x: runs[True](source_ids=x), inputs),
+        ),
+        (
+            "Keras translate, batch 1",
+            median_ms(lambda w: model.translate([w], max_length=max_length), words),
+        ),
+    ]
+    quality = []
+    if prons is not None:
+        keras_out = model.translate(words, max_length=max_length)
+        quality.append(("Keras float32", word_error_rate(keras_out, prons)))
+        for q in (False, True):
+            hyps = [
+                model.target_tokenizer.decode(runs[q](source_ids=x)["tokens"][0])
+                for x in inputs
+            ]
+            name = f"TFLite {'dynamic-range int8' if q else 'float32'}"
+            quality.append((name, word_error_rate(hyps, prons)))
+    return rows, quality, sizes, len(words)
+
+
+def print_g2p(args, folder):
+    rows, quality, sizes, n = g2p_rows(args, folder)
+    print(f"\n{args.g2p}: ms per word, batch 1, median over {n} test words\n")
+    print("| path | ms |\n|---|---|")
+    for name, ms in rows:
+        print(f"| {name} | {ms:.2f} |")
+    print(
+        f"\ngreedy.tflite: {sizes[False] / 2**20:.1f} MiB float32, "
+        f"{sizes[True] / 2**20:.1f} MiB dynamic-range int8"
+    )
+    if quality:
+        print(f"\nWord error rate on the first {n} test words\n")
+        print("| model | WER % |\n|---|---|")
+        for name, wer in quality:
+            print(f"| {name} | {wer:.2f} |")
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--translator", default="ding_de_en_bahdanau")
     parser.add_argument("--classifier", default="movie_snippets_sentiment")
+    parser.add_argument("--g2p", default="cmudict_g2p")
+    parser.add_argument("--words", type=int, default=500)
+    parser.add_argument(
+        "--only",
+        choices=("translator", "classifier", "g2p"),
+        default=None,
+        help="measure one preset only",
+    )
     parser.add_argument("--sentences", type=int, default=100)
     parser.add_argument("--sequence-length", type=int, default=48)
     parser.add_argument("--max-length", type=int, default=48)
@@ -206,6 +292,7 @@ def main(argv=None):
     args = parser.parse_args(argv)
     if args.quick:
         args.sentences = 5
+        args.words = 5
     if keras.backend.backend() != "tensorflow":
         print(
             "Run with KERAS_BACKEND=tensorflow (export needs TensorFlow).",
@@ -221,6 +308,9 @@ def main(argv=None):
         "on the same sentences: float32 and dynamic-range int8 weights (`--quantize`)."
     )
     with tempfile.TemporaryDirectory() as folder:
+        if args.only == "g2p":
+            print_g2p(args, folder)
+            return 0
         rows, quality, n = translator_rows(args, folder)
         print(f"\n{args.translator}: ms per sentence, batch 1, median over {n}\n")
         print("| path | ms |\n|---|---|")
@@ -242,6 +332,7 @@ def main(argv=None):
             print(f"| {quality[0][0]} | {quality[0][1]:.4f} | - |")
             for name, acc, change in quality[1:]:
                 print(f"| {name} | {acc:.4f} | {change:.2g} |")
+        print_g2p(args, folder)
     return 0
 
 

@@ -13,6 +13,7 @@ import importlib
 import inspect
 import logging
 import os
+import re
 import subprocess
 import sys
 import warnings
@@ -322,6 +323,28 @@ def _cmd_translate(args):
     return 0
 
 
+WORD = re.compile(r"[^\W\d_]+(?:'[^\W\d_]+)*")
+
+
+def _cmd_pronounce(args):
+    model = _load(args, "translate")
+    words = []
+    for text in _read_texts(args.texts):
+        words.extend(word.lower() for word in WORD.findall(text))
+    words = list(dict.fromkeys(words))  # each word once, in first-seen order
+    if not words:
+        raise _CommandError("no word given: pass words of letters (and apostrophes)")
+    results = _map_texts(
+        words,
+        lambda batch: list(model.translate(batch, beam_size=args.beam)),
+        args.batch_size,
+        "pronounced",
+    )
+    for word, phonemes in zip(words, results):
+        print(f"{word} {phonemes}", flush=True)
+    return 0
+
+
 def _cmd_classify(args):
     model = _load(args, "classify")
     texts = _read_texts(args.texts)
@@ -445,12 +468,14 @@ def _cmd_export(args):
 
 
 # --- Parser ----------------------------------------------------------------------------
-def _add_preset(parser):
+def _add_preset(parser, default=None):
     parser.add_argument(
         "--preset",
-        required=True,
+        required=default is None,
+        default=default,
         metavar="NAME",
-        help=f"a preset name (see `{PROG} presets`) or the path of a preset folder",
+        help=f"a preset name (see `{PROG} presets`) or the path of a preset folder"
+        + (f" (default {default})" if default else ""),
     )
 
 
@@ -530,6 +555,19 @@ def build_parser():
     _add_batch_size(p)
     p.add_argument("texts", nargs="*", metavar="TEXT")
     p.set_defaults(handler=_cmd_translate)
+
+    p = commands.add_parser(
+        "pronounce",
+        help="spell out the pronunciation of words: `word PH ON EH M Z`, one line "
+        "per distinct word (CMUdict's format)",
+    )
+    _add_preset(p, default="cmudict_g2p")
+    p.add_argument(
+        "--beam", type=_positive_int, default=1, metavar="N", help="beam size"
+    )
+    _add_batch_size(p)
+    p.add_argument("texts", nargs="*", metavar="TEXT")
+    p.set_defaults(handler=_cmd_pronounce)
 
     p = commands.add_parser("classify", help="classify texts: label and probability")
     _add_preset(p)

@@ -256,6 +256,24 @@ def test_tag_prints_token_slash_tag(run):
     assert out == "the/N cat/N is/X a/X cat/N\n"
 
 
+def test_pronounce_prints_each_distinct_word_once_lowercased(run):
+    code, out, err = run(
+        "pronounce", "--preset", "tiny_tr", "Hello, world!", "WORLD it's 42"
+    )
+    assert code == 0, err
+    assert out == "hello hello (beam 1)\nworld world (beam 1)\nit's it's (beam 1)\n"
+    code, out, err = run(
+        "pronounce", "--preset", "tiny_tr", "--beam", "3", stdin="Zoo\n\nzoo's\n"
+    )
+    assert out == "zoo zoo (beam 3)\nzoo's zoo's (beam 3)\n"
+
+
+def test_pronounce_without_words_is_one_line(run):
+    code, _, err = run("pronounce", "--preset", "tiny_tr", "42 -- !")
+    assert_one_line_error(code, err)
+    assert "no word given" in err
+
+
 def test_generate_passes_the_sampling_options(run):
     code, out, err = run(
         "generate",

