@@ -81,6 +81,7 @@ def export_model(
     top_k=None,
     top_p=None,
     quantize=False,
+    signatures=None,
 ):
     """Exports an application model to a SavedModel, TFLite files or ONNX files.
 
@@ -108,6 +109,10 @@ def export_model(
             Translator's `beam_search` (as in `Translator.translate`).
         temperature, top_k, top_p: the language model's sampling settings.
         quantize: bool, TFLite dynamic-range quantisation of the weights.
+        signatures: None (every signature of the model), or a list of the
+            signature names to write (for example `["greedy"]`, the one file
+            a device needs to translate; each TFLite file is converted on its
+            own, so fewer export faster).
 
     Returns:
         The output folder.
@@ -151,6 +156,7 @@ def export_model(
         top_k=top_k,
         top_p=top_p,
         quantize=quantize,
+        signatures=signatures,
     )
     if format == "onnx":
         _require_onnx()
@@ -315,7 +321,24 @@ def _check_options(model, format, **options):
             "`quantize` applies to TFLite only (format='litert'); ONNX files keep "
             "float32 weights. Received: quantize=True with format='onnx'"
         )
-    return model.check_export_options(options)
+    signatures = options.pop("signatures", None)
+    options = model.check_export_options(options)
+    if signatures is not None:
+        options["signatures"] = _check_signatures(model, options, signatures)
+    return options
+
+
+def _check_signatures(model, options, signatures):
+    names = [endpoint.name for endpoint in model.export_endpoints(options)]
+    wanted = [signatures] if isinstance(signatures, str) else list(signatures)
+    unknown = [name for name in wanted if name not in names]
+    if not wanted or unknown:
+        raise ValueError(
+            f"`signatures` must name some of this {type(model).__name__}'s "
+            f"signatures {names}, or be None for all of them. Received: "
+            f"signatures={signatures!r}"
+        )
+    return wanted
 
 
 # --- Signatures -------------------------------------------------------------------------
@@ -326,8 +349,14 @@ def _spec(shape, dtype, name):
 
 
 def _endpoints(model, options):
-    """`[(name, fn, input_signature, description)]` for the model's signatures."""
-    return [_signature(endpoint) for endpoint in model.export_endpoints(options)]
+    """`[(name, fn, input_signature, description)]` for the model's signatures
+    (those of `options["signatures"]` when it names some)."""
+    wanted = options.get("signatures")
+    return [
+        _signature(endpoint)
+        for endpoint in model.export_endpoints(options)
+        if wanted is None or endpoint.name in wanted
+    ]
 
 
 def _signature(endpoint):

@@ -17,6 +17,7 @@ distance to the closest pronunciation), greedy and beam search.
 
     python applications/cmudict_g2p/train.py                    # the preset
     python applications/cmudict_g2p/train.py --attention none   # baseline
+    python applications/cmudict_g2p/train.py --attention bahdanau_monotonic
     python applications/cmudict_g2p/train.py --quick            # smoke run
 """
 
@@ -60,7 +61,7 @@ def parse_args(argv=None):
     parser.add_argument(
         "--attention",
         default="bahdanau",
-        choices=["bahdanau", "luong_general", "none"],
+        choices=["bahdanau", "luong_general", "bahdanau_monotonic", "none"],
     )
     parser.add_argument("--embedding-dim", type=int, default=64)
     parser.add_argument("--units", type=int, default=256)

@@ -9,6 +9,10 @@ from keras_rnnattn._backend import cond_differentiable, dense_2d, run_rnn
 from keras_rnnattn.decoding.sampling import draw_uniforms
 from keras_rnnattn.decoding.scheduled import scheduled_sampling
 from keras_rnnattn.layers.attention_decoder import ATTENTIONS, CELLS, AttentionDecoder
+from keras_rnnattn.layers.bahdanau_monotonic_attention import (
+    BahdanauMonotonicAttention,
+)
+from keras_rnnattn.layers.luong_monotonic_attention import LuongMonotonicAttention
 from keras_rnnattn.layers.plain_decoder import PlainDecoder
 from keras_rnnattn.layers.recurrent import gather_step, reverse_by_length
 from keras_rnnattn.layers.score_layers import score_layer
@@ -17,7 +21,16 @@ from keras_rnnattn.ops import device_scalar
 from keras_rnnattn.text.serialization import serialize_tokenizer
 
 BRIDGES = ("dense", "zeros")
-TRANSLATOR_ATTENTIONS = ATTENTIONS + ("luong_location", "none")
+MONOTONIC = {
+    "bahdanau_monotonic": BahdanauMonotonicAttention,
+    "luong_monotonic": LuongMonotonicAttention,
+}
+TRANSLATOR_ATTENTIONS = ATTENTIONS + ("luong_location", *MONOTONIC, "none")
+# Raffel et al. (2017): noise on the scores before the sigmoid in training
+# pushes the choices towards 0 or 1; a negative score bias starts the scan
+# slowly (the paper suggests -4 for long memories; words and sentences are short).
+MONOTONIC_SIGMOID_NOISE = 1.0
+MONOTONIC_SCORE_BIAS_INIT = -1.0
 # The constructor arguments kept as attributes of the same name.
 _CONFIG_NAMES = (
     "embedding_dim units encoder_units encoder_layers decoder_layers bidirectional "
@@ -78,7 +91,12 @@ class Translator(Seq2SeqTask):
         cell: `"gru"` or `"lstm"`, for encoder and decoder.
         attention: `"bahdanau"`, `"luong_dot"`, `"luong_general"`,
             `"luong_concat"`, `"luong_location"` (scores from the decoder
-            state alone, over `max_source_length` positions) or `"none"`.
+            state alone, over `max_source_length` positions),
+            `"bahdanau_monotonic"` or `"luong_monotonic"` (monotonic attention,
+            Raffel et al. 2017: each step's attention starts where the last
+            one stopped and never moves back; trained and decoded with its
+            expected weights, with score noise 1.0 in training and the score
+            bias starting at -1) or `"none"`.
         query: `"previous"`, `"current"` or None (by attention), see
             `AttentionDecoder`.
         input_feeding: bool, see `AttentionDecoder`. With `False` and Luong
@@ -335,6 +353,17 @@ class Translator(Seq2SeqTask):
                 # The location score needs the longest source it attends over.
                 attention = score_layer(
                     attention, None, self.max_source_length, name="attention"
+                )
+            elif attention in MONOTONIC:
+                attention = MONOTONIC[attention](
+                    **(
+                        {"units": self.units}
+                        if attention == "bahdanau_monotonic"
+                        else {}
+                    ),
+                    sigmoid_noise=MONOTONIC_SIGMOID_NOISE,
+                    score_bias_init=MONOTONIC_SCORE_BIAS_INIT,
+                    name="attention",
                 )
             decoder_cell = cell
             if self.decoder_layers > 1:

@@ -193,6 +193,45 @@ def test_translate_is_greedy_decoding_of_next_fn(attention):
         assert len(beams) == 3 and beams[2] == ""
 
 
+@pytest.mark.parametrize("attention", ["bahdanau_monotonic", "luong_monotonic"])
+def test_monotonic_attention_never_moves_back(attention, tmp_path):
+    from keras_rnnattn.layers import (
+        BahdanauMonotonicAttention,
+        LuongMonotonicAttention,
+    )
+
+    model = tiny(attention=attention)
+    layer = model.decoder.attention
+    expected = {
+        "bahdanau_monotonic": BahdanauMonotonicAttention,
+        "luong_monotonic": LuongMonotonicAttention,
+    }[attention]
+    assert type(layer) is expected
+    assert (layer.sigmoid_noise, layer.score_bias_init) == (1.0, -1.0)
+    randomise = np.random.default_rng(5)
+    for weight in model.weights:
+        weight.assign(randomise.normal(scale=0.5, size=weight.shape))
+    text = "3141592"
+    tokens, alignments = manual_greedy(model, text, max_length=6)
+    translation, info = model.translate(text, max_length=6, return_attention=True)
+    assert translation == DIGITS.decode(tokens)
+    # Decoding carries the alignment state as teacher forcing does.
+    np.testing.assert_allclose(info["weights"], alignments, atol=1e-5)
+    # Raffel et al. (2017): the attention mass only moves right, so at every
+    # source position the cumulative weight can only fall from step to step,
+    # and a step's weights sum to at most 1.
+    weights = np.asarray(info["weights"])
+    cumulative = np.cumsum(weights, axis=-1)
+    assert (np.diff(cumulative, axis=0) <= 1e-6).all(), cumulative
+    assert (weights.sum(-1) <= 1 + 1e-6).all()
+    path = os.path.join(tmp_path, "monotonic.keras")
+    model.save(path)
+    loaded = keras.saving.load_model(path)
+    assert type(loaded.decoder.attention) is expected
+    x, _ = model.encode_pairs([text], [text[::-1]])
+    np.testing.assert_array_equal(np_(loaded(x)), np_(model(x)))
+
+
 @pytest.mark.parametrize(
     "kwargs",
     [

@@ -168,12 +168,21 @@ print(json.dumps(out))
 def test_tflite_translation_without_tensorflow(translator, tmp_path):
     pytest.importorskip("ai_edge_litert")
     folder = str(tmp_path / "lite")
+    # Only the signature a device translates with: one conversion, one file.
     export.export_model(
-        translator, folder, "tflite", batch_size=1, sequence_length=8, max_length=10
+        translator,
+        folder,
+        "tflite",
+        batch_size=1,
+        sequence_length=8,
+        max_length=10,
+        signatures=["greedy"],
     )
-    assert {"source_tokenizer.model", "target_tokenizer.model"} <= set(
-        os.listdir(folder)
-    )
+    files = set(os.listdir(folder))
+    assert {"source_tokenizer.model", "target_tokenizer.model"} <= files
+    assert {f for f in files if f.endswith(".tflite")} == {"greedy.tflite"}
+    with open(os.path.join(folder, "export.json"), encoding="utf-8") as file:
+        assert list(json.load(file)["signatures"]) == ["greedy"]
     env = {**os.environ, "PYTHONPATH": REPO}
     result = subprocess.run(
         [sys.executable, "-c", WITHOUT_TENSORFLOW, folder, "8", *SOURCE[:4]],
