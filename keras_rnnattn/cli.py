@@ -345,6 +345,19 @@ def _cmd_pronounce(args):
     return 0
 
 
+def _cmd_punctuate(args):
+    model = _load(args, "restore_punctuation")
+    results = _map_texts(
+        _read_texts(args.texts),
+        lambda batch: list(model.restore_punctuation(batch)),
+        args.batch_size,
+        "punctuated",
+    )
+    for result in results:
+        print("" if result is None else result, flush=True)
+    return 0
+
+
 def _cmd_classify(args):
     model = _load(args, "classify")
     texts = _read_texts(args.texts)
@@ -568,6 +581,16 @@ def build_parser():
     _add_batch_size(p)
     p.add_argument("texts", nargs="*", metavar="TEXT")
     p.set_defaults(handler=_cmd_pronounce)
+
+    p = commands.add_parser(
+        "punctuate",
+        help="restore punctuation and capitals of lowercase, unpunctuated text "
+        "with a punctuation tagger",
+    )
+    _add_preset(p)
+    _add_batch_size(p)
+    p.add_argument("texts", nargs="*", metavar="TEXT")
+    p.set_defaults(handler=_cmd_punctuate)
 
     p = commands.add_parser("classify", help="classify texts: label and probability")
     _add_preset(p)

@@ -10,8 +10,13 @@ import types
 import pytest
 
 from keras_rnnattn import cli, preset_catalog, presets
-from keras_rnnattn.models import Translator
-from keras_rnnattn.text import CharTokenizer
+from keras_rnnattn.models import SequenceTagger, Translator
+from keras_rnnattn.text import (
+    PUNCTUATION_TAGS,
+    CharTokenizer,
+    WordTokenizer,
+    strip_punctuation,
+)
 from tests.preset_test_models import (
     TinyClassifier,
     TinyGenerator,
@@ -43,6 +48,11 @@ def preset_root(tmp_path_factory):
     Translator(
         tokenizer, tokenizer, embedding_dim=4, units=4, max_target_length=6
     ).save_to_preset(root / "real_tr", {"description": "a real translator"})
+    SequenceTagger(
+        tokenizer=WordTokenizer(lowercase=True).fit(["where is it"]),
+        tags=PUNCTUATION_TAGS,
+        units=4,
+    ).save_to_preset(root / "real_punct", {"description": "an untrained punctuator"})
     return root
 
 
@@ -268,6 +278,16 @@ def test_pronounce_prints_each_distinct_word_once_lowercased(run):
     assert out == "zoo zoo (beam 3)\nzoo's zoo's (beam 3)\n"
 
 
+def test_punctuate_restores_each_line(run):
+    code, out, err = run("punctuate", "--preset", "real_punct", "where is it", "it is")
+    assert code == 0, err
+    lines = out.splitlines()
+    assert [strip_punctuation(line) for line in lines] == ["where is it", "it is"]
+    code, _, err = run("punctuate", "--preset", "tiny_tr", "x")
+    assert_one_line_error(code, err)
+    assert "no restore_punctuation()" in err
+
+
 def test_pronounce_without_words_is_one_line(run):
     code, _, err = run("pronounce", "--preset", "tiny_tr", "42 -- !")
     assert_one_line_error(code, err)
@@ -491,8 +511,9 @@ def test_runs_as_a_program(preset_root):
     )
     assert failed.returncode == 2
     assert failed.stdout == ""
-    assert "Unknown preset 'x'. Available presets: real_tr (Translator), tiny_clf" in (
-        failed.stderr
+    assert (
+        "Unknown preset 'x'. Available presets: real_punct (SequenceTagger), "
+        "real_tr (Translator), tiny_clf" in failed.stderr
     )
     assert "Traceback" not in failed.stderr
 

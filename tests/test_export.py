@@ -661,7 +661,7 @@ def test_tflite_needs_static_shapes_and_a_built_model(tmp_path):
         export_model(keras.Sequential([keras.layers.Dense(2)]), str(tmp_path))
     with pytest.raises(ValueError, match=r"signatures \['serving_default'\]"):
         export_model(model, str(tmp_path), signatures=["greedy"])
-    with pytest.raises(ValueError, match="Received: signatures=\[\]"):
+    with pytest.raises(ValueError, match=r"Received: signatures=\[\]"):
         export_model(model, str(tmp_path), signatures=[])
     model.built = False
     with pytest.raises(ValueError, match="not built"):

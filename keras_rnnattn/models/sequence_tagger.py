@@ -8,6 +8,12 @@ from keras_rnnattn.layers.recurrent import recurrent_encoder
 from keras_rnnattn.layers.sequence_self_attention import SequenceSelfAttention
 from keras_rnnattn.models.task import TextTask, embedding_and_mask
 from keras_rnnattn.text import inputs as text_utils
+from keras_rnnattn.text.normalization import detokenize
+from keras_rnnattn.text.punctuation import (
+    PUNCTUATION_TAGS,
+    restore_punctuation,
+    strip_punctuation,
+)
 
 ENCODERS = ("rnn", "cnn", "dense")
 
@@ -269,6 +275,55 @@ class SequenceTagger(TextTask, keras.Model):
         for text, seq, row in zip(items, encoded, predicted):
             tokens = text_utils.token_strings(self.tokenizer, text, seq)
             out.append([(t, names[j]) for t, j in zip(tokens, row[: len(seq)])])
+        return out[0] if single else out
+
+    def restore_punctuation(self, texts, batch_size=32):
+        """Punctuation and capitals for text without them (what speech recognisers emit).
+
+        For a tagger trained on `keras_rnnattn.text.PUNCTUATION_TAGS` (Tilk &
+        Alumäe 2016's classes with the word's case, `punctuation_tags` of
+        running text). Any punctuation and capitals already in the texts are
+        removed first (`strip_punctuation`); texts longer than `max_length`
+        tokens are tagged in pieces of `max_length` tokens.
+
+        Args:
+            texts: a string or a list of strings.
+            batch_size: int.
+
+        Returns:
+            The texts with punctuation and capitals: a str for a str, else a
+            list of str.
+
+        Example:
+
+        >>> from keras_rnnattn.text import (
+        ...     PUNCTUATION_TAGS, WordTokenizer, strip_punctuation)
+        >>> tok = WordTokenizer(lowercase=True).fit(["where is it"])
+        >>> tagger = SequenceTagger(tokenizer=tok, tags=PUNCTUATION_TAGS, units=4)
+        >>> out = tagger.restore_punctuation("where is it")  # untrained: any tags
+        >>> strip_punctuation(out)  # the same words, cased and punctuated
+        'where is it'
+        """
+        items, single, owner = self._read_texts(texts, "restore_punctuation")
+        if self.tags is None or not set(self.tags) <= set(PUNCTUATION_TAGS):
+            raise ValueError(
+                f"{owner}: the tagger's tags must be PUNCTUATION_TAGS "
+                f"{PUNCTUATION_TAGS} (train it on `punctuation_tags` of running "
+                f"text). Received: tags={self.tags}"
+            )
+        step = self.max_length or max(1, max((len(t) for t in items), default=1))
+        pieces, owners = [], []
+        for i, text in enumerate(items):
+            tokens = self.tokenizer.tokenize(strip_punctuation(text))
+            for start in range(0, len(tokens), step):
+                pieces.append(detokenize(tokens[start : start + step]))
+                owners.append(i)
+        restored = [[] for _ in items]
+        for i, pairs in zip(owners, self.tag(pieces, batch_size) if pieces else []):
+            restored[i].append(
+                restore_punctuation([t for t, _ in pairs], [g for _, g in pairs])
+            )
+        out = [" ".join(parts) for parts in restored]
         return out[0] if single else out
 
     def attention_weights(self, texts, batch_size=32):

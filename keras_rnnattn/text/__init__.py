@@ -7,6 +7,12 @@ from keras_rnnattn.text.bpe_tokenizer import BpeTokenizer
 from keras_rnnattn.text.char_tokenizer import CharTokenizer
 from keras_rnnattn.text.keras_hub_tokenizer import KerasHubTokenizer
 from keras_rnnattn.text.normalization import detokenize, normalize, split_words
+from keras_rnnattn.text.punctuation import (
+    PUNCTUATION_TAGS,
+    punctuation_tags,
+    restore_punctuation,
+    strip_punctuation,
+)
 from keras_rnnattn.text.sentencepiece_tokenizer import SentencePieceTokenizer
 from keras_rnnattn.text.tokenizer import Tokenizer
 from keras_rnnattn.text.vocabulary import SPECIAL_TOKENS, Vocabulary
@@ -16,6 +22,7 @@ __all__ = [
     "BpeTokenizer",
     "CharTokenizer",
     "KerasHubTokenizer",
+    "PUNCTUATION_TAGS",
     "SPECIAL_TOKENS",
     "SentencePieceTokenizer",
     "Tokenizer",
@@ -23,5 +30,8 @@ __all__ = [
     "WordTokenizer",
     "detokenize",
     "normalize",
+    "punctuation_tags",
+    "restore_punctuation",
     "split_words",
+    "strip_punctuation",
 ]

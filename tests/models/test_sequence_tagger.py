@@ -181,3 +181,51 @@ def test_data_mistakes_get_one_clear_error():
             assert len(short.tag("the dog runs")) == 2
         cut = [w for w in caught if "max_length=2" in str(w.message)]
         assert len(cut) == expected
+
+
+# --- Punctuation restoration ---------------------------------------------------------
+NOUNS = ["dog", "cat", "car", "book"]
+TEMPLATES = [
+    "Where is the {}?",
+    "The {} is here.",
+    "Yes, the {} is red.",
+    "Why is the {} red?",
+]
+HELD_OUT = {("cat", 3), ("book", 2)}
+
+
+def test_restores_punctuation_and_capitals_it_learned():
+    from keras_rnnattn.text import PUNCTUATION_TAGS, punctuation_tags
+
+    keras.utils.set_random_seed(7)
+    texts = [
+        t.format(n)
+        for i, t in enumerate(TEMPLATES)
+        for n in NOUNS
+        if (n, i) not in HELD_OUT
+    ]
+    pairs = [punctuation_tags(t) for t in texts]
+    tokenizer = WordTokenizer(lowercase=True).fit([" ".join(w) for w, _ in pairs])
+    model = SequenceTagger(
+        tokenizer=tokenizer, tags=PUNCTUATION_TAGS, embedding_dim=16, units=16
+    )
+    model.compile(optimizer=keras.optimizers.Adam(0.03))
+    model.fit(
+        [" ".join(w) for w, _ in pairs] * 8, [t for _, t in pairs] * 8,
+        epochs=12, batch_size=16, verbose=0,
+    )  # fmt: skip
+    # Sentences not trained on; the input may hold punctuation and capitals,
+    # which are stripped first.
+    held = [TEMPLATES[i].format(n) for n, i in sorted(HELD_OUT)]
+    assert model.restore_punctuation([h.lower().rstrip("?.") for h in held]) == held
+    assert model.restore_punctuation("WHY IS THE CAT RED") == "Why is the cat red?"
+    # Texts longer than max_length are tagged in pieces.
+    model.max_length = 4
+    assert model.restore_punctuation("where is the dog the dog is here") == (
+        "Where is the dog? The dog is here."
+    )
+
+
+def test_restore_punctuation_needs_the_punctuation_tags(tagger):
+    with pytest.raises(ValueError, match="tags must be PUNCTUATION_TAGS"):
+        tagger.restore_punctuation("some text")

@@ -1,0 +1,133 @@
+"""Punctuation and capitalisation as one tag per word, and back (Tilk & Alumäe 2016).
+
+Speech recognisers emit lowercase words without punctuation; a tagger that
+gives each word the punctuation mark that follows it, and its case, restores
+readable text. The punctuation classes are Tilk and Alumäe's (2016):
+
+- `COMMA`: commas, colons and dashes;
+- `PERIOD`: full stops, exclamation marks and semicolons;
+- `QUESTION`: question marks;
+- `O`: none.
+
+Where several marks follow a word the strongest counts (QUESTION, then
+PERIOD, then COMMA); quotes and brackets are dropped. The case is `lower`,
+`title` (first letter capitalised: "Paris", "I") or `upper` (more than one
+letter, all capitals: "NASA"). A word's tag is `<case>_<punctuation>`, one of
+the 12 `PUNCTUATION_TAGS`.
+"""
+
+from keras_rnnattn.text.normalization import detokenize, normalize, split_words
+
+PUNCTUATION_CLASSES = ("O", "COMMA", "PERIOD", "QUESTION")
+CASES = ("lower", "title", "upper")
+PUNCTUATION_TAGS = tuple(f"{c}_{p}" for c in CASES for p in PUNCTUATION_CLASSES)
+_MARK_CLASS = {
+    ",": "COMMA", ":": "COMMA", "-": "COMMA", "–": "COMMA", "—": "COMMA",
+    ".": "PERIOD", "!": "PERIOD", ";": "PERIOD", "…": "PERIOD",
+    "?": "QUESTION",
+}  # fmt: skip
+_MARK_OF_CLASS = {"COMMA": ",", "PERIOD": ".", "QUESTION": "?"}
+
+
+def _is_word(token):
+    return any(ch.isalnum() for ch in token)
+
+
+def _case(word):
+    letters = [ch for ch in word if ch.isalpha()]
+    if not letters or not letters[0].isupper():
+        return "lower"
+    if len(letters) > 1 and all(ch.isupper() for ch in letters):
+        return "upper"
+    return "title"
+
+
+def _mark_class(token):
+    """The strongest punctuation class of the marks in a non-word token."""
+    classes = [_MARK_CLASS[ch] for ch in token if ch in _MARK_CLASS]
+    if not classes:
+        return "O"
+    return max(classes, key=PUNCTUATION_CLASSES.index)
+
+
+def strip_punctuation(text):
+    """The words of `text`, lowercased, without punctuation: what ASR emits.
+
+    Args:
+        text: str.
+
+    Returns:
+        str, the words joined by single spaces.
+
+    Example:
+
+    >>> strip_punctuation("Hello, Mr. Smith! Isn't it late?")
+    "hello mr smith isn't it late"
+    """
+    return detokenize([w.lower() for w in split_words(normalize(text)) if _is_word(w)])
+
+
+def punctuation_tags(text):
+    """The words of `text` (lowercased) and the tag of each.
+
+    Args:
+        text: str, punctuated and cased running text.
+
+    Returns:
+        `(words, tags)`: two lists of str of the same length; `words` are the
+        word tokens of `keras_rnnattn.text.split_words` (so "isn't" is
+        `["isn", "'t"]`), lowercased; `tags` are `PUNCTUATION_TAGS`.
+
+    Example:
+
+    >>> punctuation_tags("Hello, NASA! Why?")
+    (['hello', 'nasa', 'why'], ['title_COMMA', 'upper_PERIOD', 'title_QUESTION'])
+    """
+    words, cases, marks = [], [], []
+    for token in split_words(normalize(text)):
+        if _is_word(token):
+            words.append(token.lower())
+            cases.append(_case(token))
+            marks.append("O")
+        elif words:
+            mark = _mark_class(token)
+            if PUNCTUATION_CLASSES.index(mark) > PUNCTUATION_CLASSES.index(marks[-1]):
+                marks[-1] = mark
+    return words, [f"{c}_{m}" for c, m in zip(cases, marks)]
+
+
+def restore_punctuation(words, tags):
+    """Text from words and their tags: the inverse of `punctuation_tags`.
+
+    Args:
+        words: list of str, lowercase word tokens.
+        tags: list of str, one of `PUNCTUATION_TAGS` per word.
+
+    Returns:
+        str, the words cased and punctuated, detokenized.
+
+    Example:
+
+    >>> restore_punctuation(["hello", "nasa", "why"],
+    ...                     ["title_COMMA", "upper_PERIOD", "title_QUESTION"])
+    'Hello, NASA. Why?'
+    """
+    if len(words) != len(tags):
+        raise ValueError(
+            f"Give one tag per word. Received: {len(words)} words and {len(tags)} tags"
+        )
+    tokens = []
+    for word, tag in zip(words, tags):
+        if tag not in PUNCTUATION_TAGS:
+            raise ValueError(
+                f"Each tag must be one of {PUNCTUATION_TAGS}. Received: tag={tag!r}"
+            )
+        case, mark = tag.split("_")
+        if case == "upper":
+            word = word.upper()
+        elif case == "title":
+            word = word[:1].upper() + word[1:]
+        tokens.append(word)
+        if mark != "O":
+            tokens.append(_MARK_OF_CLASS[mark])
+    return detokenize(tokens)
