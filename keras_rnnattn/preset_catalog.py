@@ -345,14 +345,22 @@ def preset_details():
 
 
 # The kinds of test metric, most telling first, for `headline_metric`.
-_HEADLINE_KINDS = ("bleu", "chrf", "accuracy", "f1", "perplexity", "bits_per_char")
+_HEADLINE_KINDS = (
+    "bleu",
+    "chrf",
+    "accuracy",
+    "f1",
+    "wer",
+    "perplexity",
+    "bits_per_char",
+)
 
 
 def headline_metric(metrics):
     """The one metric that sums up a preset: its main test-set number.
 
     Among the numbers of `metrics` whose key names a known kind (BLEU, chrF,
-    accuracy, F1, perplexity, bits per character; in this order of
+    accuracy, F1, word error rate, perplexity, bits per character; in this order of
     preference), test-set ones (the key has a `test` part) come first, then
     beam-search ones, then the shortest key (`test_accuracy` before
     `test_accuracy_first_200`).

@@ -31,11 +31,18 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
              "test_slice_perplexity_first_100": 3.12, "attention_parameters": 471766},
             ("attention_test_perplexity", 3.07),
         ),
+        (
+            {"validation_greedy_wer": 33.1, "test_greedy_wer": 31.96,
+             "test_beam4_wer": 31.67, "test_beam4_wer_without_stress": 26.61,
+             "no_attention_test_beam4_wer": 40.0},
+            ("test_beam4_wer", 31.67),
+        ),
         ({"accuracy": 0.5}, ("accuracy", 0.5)),
         ({"epochs_run": 3, "stopped": True, "test_bleu": "n/a"}, None),
         (None, None),
     ],
-    ids=["translator", "classifier", "language_model", "no_split", "none", "no_dict"],
+    ids=["translator", "classifier", "language_model", "g2p", "no_split", "none",
+         "no_dict"],
 )  # fmt: skip
 def test_headline_metric(metrics, expected):
     assert preset_catalog.headline_metric(metrics) == expected

@@ -13,6 +13,7 @@ N_TEST = 12000
 N_VALIDATION = 3000
 WORD = re.compile(r"[a-z][a-z']*")
 VARIANT = re.compile(r"\(\d+\)$")
+STRESS = str.maketrans("", "", "012")
 
 
 def parse_cmudict(lines):
@@ -52,6 +53,23 @@ def parse_cmudict(lines):
         if WORD.fullmatch(word):
             words.setdefault(word, []).append(" ".join(phones))
     return [(word, "|".join(prons)) for word, prons in words.items()]
+
+
+def strip_stress(phonemes):
+    """ARPAbet without its stress digits (the 39-phoneme set).
+
+    Args:
+        phonemes: str, space-separated ARPAbet phonemes.
+
+    Returns:
+        str.
+
+    Example:
+
+    >>> strip_stress("AH0 T EH1 N SH AH0 N")
+    'AH T EH N SH AH N'
+    """
+    return phonemes.translate(STRESS)
 
 
 def _installed():
