@@ -19,7 +19,12 @@ fence (blank lines between are allowed); GitHub does not show them:
     <!-- test: slow (four exports, about a minute) -->
         run only with `-m slow` (marked `slow`).
     <!-- test: backends jax tensorflow -->
-        run only on these backends; skipped on the others.
+        run only on these backends; skipped on the others. A block without
+        this directive runs on every backend: in the default run of the torch
+        suite (`tests/backends.py`'s ONE_BACKEND, the shortest of the three
+        that `make test` runs side by side), and with `-m slow` in the others.
+        An example's Python is the same on every backend; what each backend
+        does with it is what the unit tests check, on all three.
     <!-- test: setup
     src_tok = kra.text.WordTokenizer().fit(["ein Haus"])
     -->
@@ -66,7 +71,7 @@ class Block:
     code: str
     skip: str = None  # the reason
     slow: str = None  # the reason ("" when none is given)
-    backends: tuple = BACKENDS
+    backends: tuple = None  # None: every backend (see the module docstring)
     setup: str = ""
     setup_line: int = 0  # 1-based line of the setup code's first line
     teardown: str = ""
@@ -178,6 +183,14 @@ def _backend():
     return keras.backend.backend()
 
 
+def _slow(block):
+    """Marked slow, or a block for every backend in a suite other than ONE_BACKEND's."""
+    from tests.backends import ONE_BACKEND
+
+    every = block.backends is None and _backend() != ONE_BACKEND
+    return block.slow is not None or every
+
+
 def _params():
     backend = _backend()
     params = []
@@ -185,18 +198,18 @@ def _params():
         marks = []
         if block.skip is not None:
             marks.append(pytest.mark.skip(reason=block.skip))
-        elif backend not in block.backends:
+        elif backend not in (block.backends or BACKENDS):
             marks.append(
                 pytest.mark.skip(reason=f"runs on {' and '.join(block.backends)} only")
             )
-        if block.slow is not None:
+        if _slow(block):
             marks.append(pytest.mark.slow)
         params.append(pytest.param(block, marks=marks, id=block.name))
     return params
 
 
 def _runs(block):
-    return block.skip is None and _backend() in block.backends
+    return block.skip is None and _backend() in (block.backends or BACKENDS)
 
 
 def _selected_blocks(session):
@@ -263,7 +276,7 @@ def _results(session):
         for b in blocks:
             if b.line > last or not _runs(b) or b.errors:
                 continue
-            if b.slow is not None and b.name not in selected:
+            if _slow(b) and b.name not in selected:
                 continue
             plan.append(dataclasses.asdict(b))
     with tempfile.TemporaryDirectory() as folder:
@@ -318,7 +331,7 @@ def test_directives_are_parsed():
     assert (first.setup, first.setup_line) == ("x = 2", 7)
     assert (first.teardown, first.teardown_line) == ("x = None", 10)
     assert second.skip == "needs network: tfds" and second.slow is None
-    assert third.skip is None and third.backends == BACKENDS and not third.setup
+    assert third.skip is None and third.backends is None and not third.setup
     assert not (first.errors or second.errors or third.errors)
     (bad,) = parse_blocks("BAD.md", "<!-- test: skipp -->\n```python\npass\n```\n")
     assert "unknown directive 'skipp'" in bad.errors[0]

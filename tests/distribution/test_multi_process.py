@@ -217,13 +217,22 @@ def check_worker(reference, got, report, epochs=worker.EPOCHS):
         assert state == "LISTEN" or remote.startswith(LOOPBACK), report["sockets"]
 
 
+def _killing_selected(session):
+    """Whether this session runs `test_killed_worker_resumes_from_backup` (slow)."""
+    return any(
+        item.originalname == "test_killed_worker_resumes_from_backup"
+        for item in session.items
+    )
+
+
 @pytest.fixture(scope="module")
-def runs(tmp_path_factory):
+def runs(tmp_path_factory, request):
     """The one-process reference and two workers, trained side by side.
 
     The workers start first, from the reference's initial weights, and the
-    reference trains here while they run. TensorFlow's workers then train the
-    classifier again with `BackupAndRestore`, and worker 1 dies in epoch 2
+    reference trains here while they run. When the session runs
+    `test_killed_worker_resumes_from_backup`, TensorFlow's workers then train
+    the classifier again with `BackupAndRestore`, and worker 1 dies in epoch 2
     (SIGKILL); the launch ends there (worker 0 is killed), as for a job that
     lost a worker.
 
@@ -243,7 +252,7 @@ def runs(tmp_path_factory):
         reference[name] = {"start": start}
     per_worker = WORKERS[keras.backend.backend()](out, initial)
     until = None
-    if keras.backend.backend() == "tensorflow":
+    if keras.backend.backend() == "tensorflow" and _killing_selected(request.session):
         tasks = "translator,classifier,classifier+backup"
         per_worker = [
             (args + ["--tasks", tasks, "--backup", backup], env)
@@ -276,6 +285,10 @@ def test_two_processes_match_one_process(runs, name):
     keras.backend.backend() != "tensorflow",
     reason="TensorFlow: MultiWorkerMirroredStrategy workers restart from backups",
 )
+# Slow: a second launch of two workers (25-35 s). The default run checks that
+# interrupted training resumes from its backup to the same weights in one
+# process (tests/reliability/test_resume_training.py).
+@pytest.mark.slow
 def test_killed_worker_resumes_from_backup(runs):
     reference, out, backup = runs
     for index in range(2):  # both backed up the last finished epoch, no more

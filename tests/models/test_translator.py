@@ -193,7 +193,14 @@ def test_translate_is_greedy_decoding_of_next_fn(attention):
         assert len(beams) == 3 and beams[2] == ""
 
 
-@pytest.mark.parametrize("attention", ["bahdanau_monotonic", "luong_monotonic"])
+@pytest.mark.parametrize(
+    "attention",
+    [
+        "bahdanau_monotonic",
+        # The same decoder state and checks with the other scorer.
+        pytest.param("luong_monotonic", marks=pytest.mark.slow),
+    ],
+)
 def test_monotonic_attention_never_moves_back(attention, tmp_path):
     from keras_rnnattn.layers import (
         BahdanauMonotonicAttention,
