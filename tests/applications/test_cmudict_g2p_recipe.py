@@ -10,6 +10,11 @@ import pytest
 from keras_rnnattn.datasets.cmudict import _installed
 from keras_rnnattn.models import Translator
 from keras_rnnattn.text import CharTokenizer, WordTokenizer
+from tests.backends import on_one_backend
+
+# The recipe's own Python (pairs, batching, options, the NumPy peer) is the same
+# on every backend; the model it trains is tested on all three elsewhere.
+pytestmark = on_one_backend
 
 RECIPE = Path(__file__).resolve().parents[2] / "applications" / "cmudict_g2p"
 
