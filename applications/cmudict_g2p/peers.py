@@ -24,9 +24,9 @@ import time
 import types
 from pathlib import Path
 
+from train import error_rates  # this recipe's train.py, beside this file
+
 from keras_rnnattn.datasets import DatasetNotFoundError, load_cmudict
-from keras_rnnattn.datasets.cmudict import strip_stress
-from keras_rnnattn.metrics import phoneme_error_rate, word_error_rate
 
 
 def load_g2p_en():
@@ -64,30 +64,13 @@ def main(argv=None):
     start = time.time()
     outputs = [" ".join(g2p.predict(word)) for word in words]
     seconds = time.time() - start
-    plain = [i for i, w in enumerate(words) if "'" not in w]
     result = {
         "system": "g2p-en 2.1.0, G2p.predict (its network, greedy)",
         "split": args.split,
         "words": len(words),
-        "wer": round(word_error_rate(outputs, pronunciations), 2),
-        "per": round(phoneme_error_rate(outputs, pronunciations), 2),
-        "wer_without_apostrophes": round(
-            word_error_rate(
-                [outputs[i] for i in plain], [pronunciations[i] for i in plain]
-            ),
-            2,
-        ),
-        # The stress digits (0, 1, 2) removed from outputs and references: the
-        # 39-phoneme task much of the literature scores.
-        "wer_without_stress": round(
-            word_error_rate(
-                [strip_stress(o) for o in outputs],
-                [[strip_stress(r) for r in refs] for refs in pronunciations],
-            ),
-            2,
-        ),
+        **error_rates(words, outputs, pronunciations),
         "words_per_second": round(len(words) / seconds, 1),
-        "words_with_apostrophe": len(words) - len(plain),
+        "words_with_apostrophe": sum("'" in w for w in words),
     }
     print(json.dumps(result))
     if args.into:

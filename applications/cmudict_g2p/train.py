@@ -136,10 +136,8 @@ def transcribe_all(model, words, beam_size, batch_size=500):
     return out
 
 
-def scores(model, words, pronunciations, beam_size):
-    start = time.time()
-    outputs = transcribe_all(model, words, beam_size)
-    seconds = time.time() - start
+def error_rates(words, outputs, pronunciations):
+    """The test metrics of phoneme outputs, for this recipe's models and its peers."""
     plain = [i for i, w in enumerate(words) if "'" not in w]
     return {
         "wer": round(word_error_rate(outputs, pronunciations), 2),
@@ -160,8 +158,16 @@ def scores(model, words, pronunciations, beam_size):
             ),
             2,
         ),
-        "words_per_second": round(len(words) / seconds, 1),
-    }, outputs
+    }
+
+
+def scores(model, words, pronunciations, beam_size):
+    start = time.time()
+    outputs = transcribe_all(model, words, beam_size)
+    seconds = time.time() - start
+    result = error_rates(words, outputs, pronunciations)
+    result["words_per_second"] = round(len(words) / seconds, 1)
+    return result, outputs
 
 
 def describe(args):

@@ -3,6 +3,7 @@ transcription, and the g2p-en peer it is compared with."""
 
 import importlib.util
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -20,11 +21,23 @@ RECIPE = Path(__file__).resolve().parents[2] / "applications" / "cmudict_g2p"
 
 
 def _module(name):
-    spec = importlib.util.spec_from_file_location(
-        f"cmudict_g2p_{name}", RECIPE / f"{name}.py"
-    )
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    """A recipe file as a module. They import each other by file name (`peers`
+    imports `train`), as when run as scripts: the folder is on `sys.path` while
+    it loads, and `train` leaves `sys.modules` afterwards (another recipe has a
+    `train.py` too)."""
+    saved = sys.modules.pop("train", None)
+    sys.path.insert(0, str(RECIPE))
+    try:
+        spec = importlib.util.spec_from_file_location(
+            f"cmudict_g2p_{name}", RECIPE / f"{name}.py"
+        )
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+    finally:
+        sys.path.remove(str(RECIPE))
+        sys.modules.pop("train", None)
+        if saved is not None:
+            sys.modules["train"] = saved
     return module
 
 
@@ -36,6 +49,21 @@ def train():
 def test_every_pronunciation_is_a_training_pair(train):
     pairs = train.pairs_of(["read", "cat"], [("R EH1 D", "R IY1 D"), ("K AE1 T",)])
     assert pairs == [("read", "R EH1 D"), ("read", "R IY1 D"), ("cat", "K AE1 T")]
+
+
+def test_error_rates_by_hand(train):
+    words = ["cat", "it's", "read"]
+    outputs = ["K AE1 T", "IH1 T S", "R EH2 D"]
+    prons = [("K AE1 T",), ("IH0 T S",), ("R EH1 D", "R IY1 D")]
+    got = train.error_rates(words, outputs, prons)
+    # Two of three words are wrong, both by one phoneme's stress only; the
+    # apostrophe-free words are "cat" (right) and "read" (wrong).
+    assert got == {
+        "wer": round(200 / 3, 2),
+        "per": round(100 * 2 / 9, 2),
+        "wer_without_apostrophes": 50.0,
+        "wer_without_stress": 0.0,
+    }
 
 
 def test_batched_transcription_keeps_the_input_order(train):
