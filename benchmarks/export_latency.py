@@ -55,6 +55,24 @@ def runner(path):
     return interpreter.get_signature_runner()
 
 
+def export_twice(model, folder, name, length, max_length, signatures=None):
+    """`{quantize: folder}`: the model's TFLite files, float32 and int8 weights."""
+    paths = {}
+    for quantize in (False, True):
+        paths[quantize] = os.path.join(folder, f"{name}_q{int(quantize)}")
+        export_model(
+            model,
+            paths[quantize],
+            "tflite",
+            batch_size=1,
+            sequence_length=length,
+            max_length=max_length,
+            quantize=quantize,
+            signatures=signatures,
+        )
+    return paths
+
+
 def median_ms(fn, items, repeats=1):
     times = []
     for item in items:
@@ -74,22 +92,15 @@ def translator_rows(args, folder):
     except DatasetNotFoundError:
         pairs = [(s, None) for s in FALLBACK_SENTENCES]
     sources = [de for de, _ in pairs]
-    out = {}
-    for quantize in (False, True):
-        path = os.path.join(folder, f"translator_q{int(quantize)}")
-        export_model(
-            model,
-            path,
-            "tflite",
-            batch_size=1,
-            sequence_length=length,
-            max_length=max_length,
-            quantize=quantize,
-        )
-        out[quantize] = {
+    out = {
+        quantize: {
             name: runner(os.path.join(path, f"{name}.tflite"))
             for name in ("encode", "decode_step", "greedy")
         }
+        for quantize, path in export_twice(
+            model, folder, "translator", length, max_length
+        ).items()
+    }
     eos = model.target_tokenizer.eos_id
     bos = model.target_tokenizer.bos_id
 
@@ -209,17 +220,8 @@ def g2p_rows(args, folder):
     except DatasetNotFoundError:
         words, prons = FALLBACK_WORDS, None
     runs, sizes = {}, {}
-    for quantize in (False, True):
-        path = os.path.join(folder, f"g2p_q{int(quantize)}")
-        export_model(
-            model,
-            path,
-            "tflite",
-            batch_size=1,
-            sequence_length=length,
-            max_length=max_length,
-            quantize=quantize,
-        )
+    paths = export_twice(model, folder, "g2p", length, max_length, ["greedy"])
+    for quantize, path in paths.items():
         runs[quantize] = runner(os.path.join(path, "greedy.tflite"))
         sizes[quantize] = os.path.getsize(os.path.join(path, "greedy.tflite"))
 
