@@ -323,14 +323,14 @@ def _cmd_translate(args):
     return 0
 
 
-WORD = re.compile(r"[^\W\d_]+(?:'[^\W\d_]+)*")
+_WORD = re.compile(r"[^\W\d_]+(?:'[^\W\d_]+)*")
 
 
 def _cmd_pronounce(args):
     model = _load(args, "translate")
     words = []
     for text in _read_texts(args.texts):
-        words.extend(word.lower() for word in WORD.findall(text))
+        words.extend(word.lower() for word in _WORD.findall(text))
     words = list(dict.fromkeys(words))  # each word once, in first-seen order
     if not words:
         raise _CommandError("no word given: pass words of letters (and apostrophes)")

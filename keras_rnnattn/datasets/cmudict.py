@@ -147,6 +147,7 @@ def load_cmudict(split="train", path=None):
 
     >>> words, prons = load_cmudict("test")  # doctest: +SKIP
     >>> len(words), words[0], prons[0]  # doctest: +SKIP
+    (12000, 'simion', ('S IH1 M IY0 AA2 N',))
     """
     check_split(split)
     source = _locate(path)

@@ -11,7 +11,7 @@ from keras_rnnattn.datasets import (
     load_cmudict,
     parse_cmudict,
 )
-from keras_rnnattn.datasets.cmudict import _installed
+from keras_rnnattn.datasets.cmudict import _installed, strip_stress
 
 LINES = [
     ";;; a comment line of an older format is not a word",
@@ -91,3 +91,8 @@ def test_the_installed_dictionary_gives_the_documented_split():
     assert not set(test) & set(train) and not set(val) & set(train)
     assert not set(test) & set(val)
     assert (test[0], test_prons[0]) == ("simion", ("S IH1 M IY0 AA2 N",))
+
+
+def test_strip_stress_leaves_the_39_phonemes():
+    assert strip_stress("AH0 T EH1 N SH AH0 N") == "AH T EH N SH AH N"
+    assert strip_stress("HH W AY2 T") == "HH W AY T"
