@@ -8,7 +8,11 @@ batch 1, milliseconds per sentence (median over the sentences). For the
 classifier preset (`movie_snippets_sentiment`): TFLite beside Keras `predict`
 per text. For the grapheme-to-phoneme preset (`cmudict_g2p`): the size of
 `greedy.tflite` and its milliseconds per word beside Keras, and the word error
-rate of its float32 and int8 exports on the first `--words` test words. With the corpora installed, the accuracy change of dynamic-range
+rate of its float32 and int8 exports on the first `--words` test words. For
+the punctuation preset (`web_bible_punctuation`): the size of its TFLite file
+and its milliseconds per window of 100 words beside Keras, and the overall F1
+of its float32 and int8 exports on the test split's windows. With the
+corpora installed, the accuracy change of dynamic-range
 quantisation: test accuracy of the classifier, and chrF/BLEU of the translator
 on the first `--sentences` test pairs.
 
@@ -33,10 +37,22 @@ from keras_rnnattn.datasets import (  # noqa: E402
     load_cmudict,
     load_ding_de_en,
     load_movie_snippets,
+    load_world_english_bible,
 )
 from keras_rnnattn.export import export_model  # noqa: E402
-from keras_rnnattn.metrics import bleu, chrf, word_error_rate  # noqa: E402
-from keras_rnnattn.models import AttentionClassifier, Translator  # noqa: E402
+from keras_rnnattn.metrics import (  # noqa: E402
+    bleu,
+    chrf,
+    punctuation_scores,
+    word_error_rate,
+)
+from keras_rnnattn.models import (  # noqa: E402
+    AttentionClassifier,
+    SequenceTagger,
+    Translator,
+)
+from keras_rnnattn.text import punctuation_tags  # noqa: E402
+from keras_rnnattn.text.normalization import detokenize  # noqa: E402
 
 FALLBACK_WORDS = ["keras", "attention", "phoneme", "tensorflow", "zoo's"]
 FALLBACK_SENTENCES = [
@@ -275,15 +291,89 @@ def print_g2p(args, folder):
             print(f"| {name} | {wer:.2f} |")
 
 
+def punctuation_rows(args, folder):
+    """`(rows, quality, sizes, n)` of the punctuation preset's TFLite file."""
+    model = SequenceTagger.from_preset(args.punctuation)
+    length = model.max_length or 100
+    try:
+        words, tags = punctuation_tags(load_world_english_bible("test"))
+    except DatasetNotFoundError:
+        words, tags = FALLBACK_WORDS * length, None
+    starts = range(0, len(words), length)
+    texts = [detokenize(words[s : s + length]) for s in starts]
+    ids, _ = model.preprocess_samples(texts, None)
+    ids = np.pad(ids, ((0, 0), (0, length - ids.shape[1]))).astype("int32")
+    runs, sizes = {}, {}
+    for quantize, path in export_twice(model, folder, "punct", length, None).items():
+        file = os.path.join(path, "serving_default.tflite")
+        runs[quantize], sizes[quantize] = runner(file), os.path.getsize(file)
+    sample = ids[: args.windows]
+    rows = [
+        (
+            "TFLite, float32",
+            median_ms(lambda x: runs[False](token_ids=x[None]), sample),
+        ),
+        (
+            "TFLite, dynamic-range int8",
+            median_ms(lambda x: runs[True](token_ids=x[None]), sample),
+        ),
+        (
+            "Keras predict, batch 1",
+            median_ms(lambda x: model.predict(x[None], verbose=0), sample),
+        ),
+    ]
+    quality = []
+    if tags is not None:
+        true = [tags[s : s + length] for s in starts]
+
+        def f1(probs):
+            predicted = [
+                [model.tags[j] for j in row[: len(t)]]
+                for row, t in zip(probs.argmax(-1), true)
+            ]
+            return punctuation_scores(predicted, true)["overall"]["f1"]
+
+        quality.append(("Keras float32", f1(model.predict(ids, verbose=0))))
+        for q in (False, True):
+            probs = np.concatenate(
+                [runs[q](token_ids=x[None])["probabilities"] for x in ids]
+            )
+            name = f"TFLite {'dynamic-range int8' if q else 'float32'}"
+            quality.append((name, f1(probs)))
+    return rows, quality, sizes, len(texts)
+
+
+def print_punctuation(args, folder):
+    rows, quality, sizes, n = punctuation_rows(args, folder)
+    print(
+        f"\n{args.punctuation}: ms per window of 100 words, batch 1, median over "
+        f"{min(n, args.windows)} test windows\n"
+    )
+    print("| path | ms |\n|---|---|")
+    for name, ms in rows:
+        print(f"| {name} | {ms:.2f} |")
+    print(
+        f"\nserving_default.tflite: {sizes[False] / 2**20:.1f} MiB float32, "
+        f"{sizes[True] / 2**20:.1f} MiB dynamic-range int8"
+    )
+    if quality:
+        print(f"\nOverall punctuation F1 on the {n} test windows\n")
+        print("| model | F1 % |\n|---|---|")
+        for name, f1 in quality:
+            print(f"| {name} | {f1:.2f} |")
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--translator", default="ding_de_en_bahdanau")
     parser.add_argument("--classifier", default="movie_snippets_sentiment")
     parser.add_argument("--g2p", default="cmudict_g2p")
     parser.add_argument("--words", type=int, default=500)
+    parser.add_argument("--punctuation", default="web_bible_punctuation")
+    parser.add_argument("--windows", type=int, default=50)
     parser.add_argument(
         "--only",
-        choices=("translator", "classifier", "g2p"),
+        choices=("translator", "classifier", "g2p", "punctuation"),
         default=None,
         help="measure one preset only",
     )
@@ -295,6 +385,7 @@ def main(argv=None):
     if args.quick:
         args.sentences = 5
         args.words = 5
+        args.windows = 5
     if keras.backend.backend() != "tensorflow":
         print(
             "Run with KERAS_BACKEND=tensorflow (export needs TensorFlow).",
@@ -312,6 +403,9 @@ def main(argv=None):
     with tempfile.TemporaryDirectory() as folder:
         if args.only == "g2p":
             print_g2p(args, folder)
+            return 0
+        if args.only == "punctuation":
+            print_punctuation(args, folder)
             return 0
         rows, quality, n = translator_rows(args, folder)
         print(f"\n{args.translator}: ms per sentence, batch 1, median over {n}\n")
@@ -335,6 +429,7 @@ def main(argv=None):
             for name, acc, change in quality[1:]:
                 print(f"| {name} | {acc:.4f} | {change:.2g} |")
         print_g2p(args, folder)
+        print_punctuation(args, folder)
     return 0
 
 

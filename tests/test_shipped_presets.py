@@ -222,6 +222,7 @@ def test_g2p_cli_pronounces_words_with_the_default_preset(capsys):
         ("wordnet_topics", "wordnet_topics"),
         ("web_bible_char_lm", "world_english_bible"),
         ("cmudict_g2p", "cmudict"),
+        ("web_bible_punctuation", "world_english_bible"),
     ],
 )
 def test_recipe_quick_run(recipe, corpus, tmp_path):

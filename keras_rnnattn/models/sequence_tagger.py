@@ -37,7 +37,8 @@ class SequenceTagger(TextTask, keras.Model):
        context only) or a per-token Dense layer (`"dense"`, no context);
     2. self-attention: c_i = Σ_j a_ij h_j, a_ij = softmax_j score(h_i, h_j) over
        the real tokens (`SequenceSelfAttention`);
-    3. the tag of token i is softmax(W [h_i; c_i] + b) over the tags.
+    3. the tag of token i is softmax(W [h_i; c_i] + b) over the tags
+       (softmax(W h_i + b) with `score=None`: no attention, the baseline).
 
     Padded positions (id 0, at the end) are masked everywhere and left out of
     the loss and metrics. With a `tokenizer` (from `keras_rnnattn.text`) and
@@ -67,7 +68,9 @@ class SequenceTagger(TextTask, keras.Model):
         score: the attention score, a `SequenceSelfAttention` score name. The
             default, `"scaled_general"` (h_iᵀ W h_j / √h), learned the
             distant-token test task from every seed and backend tried, where
-            `"general"` and `"bahdanau"` sometimes stalled.
+            `"general"` and `"bahdanau"` sometimes stalled. None: no
+            attention, each tag from h_i alone (the baseline that shows what
+            the attention adds).
         attention_units: optional int, the hidden size of the `"concat"` and
             `"bahdanau"` scores.
         dropout: float in [0, 1), dropout before the output layer.
@@ -123,9 +126,11 @@ class SequenceTagger(TextTask, keras.Model):
         )  # (B, S), (B, S), (B, S, embedding_dim)
         zero_padding = MaskedZeros(name="zero_padding")
         sequence_encoder = _encoder(encoder, cell, units, bidirectional, kernel_size)
-        attention = SequenceSelfAttention(
-            score=score, units=attention_units, concat=True, name="self_attention"
-        )
+        attention = None
+        if score is not None:
+            attention = SequenceSelfAttention(
+                score=score, units=attention_units, concat=True, name="self_attention"
+            )
         dropout_layer = keras.layers.Dropout(dropout, name="dropout")
         # The head computes in float32 under any policy: float16 probabilities
         # saturate to 0 or 1, and the loss's gradient 1/p then overflows.
@@ -142,9 +147,11 @@ class SequenceTagger(TextTask, keras.Model):
             # gives the real steps the same outputs with or without padding.
             hidden = sequence_encoder(x)  # (B, S, h)
         hidden = zero_padding(hidden, mask=mask)  # (B, S, h)
-        features, weights = attention(
-            hidden, mask=mask, return_attention_scores=True
-        )  # (B, S, 2h): [h_i; c_i], (B, S, S)
+        features, weights = hidden, None  # (B, S, h)
+        if attention is not None:
+            features, weights = attention(
+                hidden, mask=mask, return_attention_scores=True
+            )  # (B, S, 2h): [h_i; c_i], (B, S, S)
         outputs = output_dense(dropout_layer(features))  # (B, S, num_tags)
         super().__init__(inputs=token_ids, outputs=outputs, **kwargs)
         self.token_embedding = token_embedding

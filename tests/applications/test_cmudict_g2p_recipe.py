@@ -1,44 +1,23 @@
 """The G2P recipe (applications/cmudict_g2p): its data pairs, its batched
 transcription, and the g2p-en peer it is compared with."""
 
-import importlib.util
 import json
-import sys
-from pathlib import Path
 
 import pytest
 
 from keras_rnnattn.datasets.cmudict import _installed
 from keras_rnnattn.models import Translator
 from keras_rnnattn.text import CharTokenizer, WordTokenizer
+from tests.applications import recipe_module
 from tests.backends import on_one_backend
 
 # The recipe's own Python (pairs, batching, options, the NumPy peer) is the same
 # on every backend; the model it trains is tested on all three elsewhere.
 pytestmark = on_one_backend
 
-RECIPE = Path(__file__).resolve().parents[2] / "applications" / "cmudict_g2p"
-
 
 def _module(name):
-    """A recipe file as a module. They import each other by file name (`peers`
-    imports `train`), as when run as scripts: the folder is on `sys.path` while
-    it loads, and `train` leaves `sys.modules` afterwards (another recipe has a
-    `train.py` too)."""
-    saved = sys.modules.pop("train", None)
-    sys.path.insert(0, str(RECIPE))
-    try:
-        spec = importlib.util.spec_from_file_location(
-            f"cmudict_g2p_{name}", RECIPE / f"{name}.py"
-        )
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-    finally:
-        sys.path.remove(str(RECIPE))
-        sys.modules.pop("train", None)
-        if saved is not None:
-            sys.modules["train"] = saved
-    return module
+    return recipe_module("cmudict_g2p", name)
 
 
 @pytest.fixture(scope="module")

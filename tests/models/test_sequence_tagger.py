@@ -46,6 +46,37 @@ def test_dense_encoder_tags_markers_from_a_distant_trigger():
     assert accuracy >= 0.9
 
 
+def test_without_attention_a_dense_encoder_cannot_see_the_trigger(tmp_path):
+    # score=None leaves h_i alone: the marker's tag depends on a token the
+    # per-token encoder never sees, so markers stay at chance (0.5).
+    keras.utils.set_random_seed(0)
+    tagger = SequenceTagger(
+        vocabulary_size=VOCAB, num_tags=4, encoder="dense", units=32,
+        embedding_dim=16, score=None,
+    )  # fmt: skip
+    tagger.compile(optimizer=keras.optimizers.Adam(0.02))
+    x, y = distant_data(1024, 16, seed=0)
+    tagger.fit(x, y, batch_size=32, epochs=2, verbose=0)
+    x_test, y_test = distant_data(300, 16, seed=1)
+    predicted = tagger.predict(x_test, verbose=0).argmax(-1)
+    markers = x_test == MARKER
+    assert np.mean(predicted[markers] == y_test[markers]) < 0.7
+    # Triggers are tagged from the token itself.
+    triggers = (x_test == TRIGGER_A) | (x_test == TRIGGER_B)
+    assert np.mean(predicted[triggers] == TRIGGER) > 0.95
+    assert tagger.attention is None
+    with pytest.raises(ValueError, match="has no attention weights"):
+        tagger._attention_model()
+    path = str(tmp_path / "tagger.keras")
+    tagger.save(path)
+    loaded = keras.models.load_model(path)
+    assert loaded.score is None
+    np.testing.assert_allclose(
+        loaded.predict(x_test[:8], verbose=0), tagger.predict(x_test[:8], verbose=0),
+        atol=1e-6,
+    )  # fmt: skip
+
+
 SENTENCES = [
     "the dog runs",
     "a cat sleeps",
