@@ -14,7 +14,9 @@ test words in training: its numbers are a lower bound on its error.
 With `--into saved_models/cmudict_g2p` the scores are written into that
 preset's metadata (`metrics["peers"]`), with, given `--baseline FOLDER`, the
 test metrics of the same recipe run without attention (`train.py --attention
-none --out FOLDER`), as `no_attention_test_*`.
+none --out FOLDER`), as `no_attention_test_*`, and given `--monotonic FOLDER`,
+those of the run with monotonic attention (`train.py --attention
+bahdanau_monotonic --out FOLDER`), as `monotonic_test_*`.
 """
 
 import argparse
@@ -52,6 +54,9 @@ def main(argv=None):
     parser.add_argument("--limit", type=int, default=None)
     parser.add_argument("--into", default=None, help="a preset folder to update")
     parser.add_argument("--baseline", default=None, help="the no-attention preset")
+    parser.add_argument(
+        "--monotonic", default=None, help="the monotonic-attention preset"
+    )
     args = parser.parse_args(argv)
     try:
         words, pronunciations = load_cmudict(args.split)
@@ -74,21 +79,23 @@ def main(argv=None):
     }
     print(json.dumps(result))
     if args.into:
-        write_into(Path(args.into), result, args.baseline)
+        write_into(Path(args.into), result, args.baseline, args.monotonic)
     return 0
 
 
-def write_into(folder, result, baseline=None):
-    """Adds the peer's scores (and the baseline's test metrics) to a preset's metadata."""
+def write_into(folder, result, baseline=None, monotonic=None):
+    """Adds the peer's scores (and the other runs' test metrics) to a preset's metadata."""
     path = folder / "metadata.json"
     metadata = json.loads(path.read_text(encoding="utf-8"))
     metrics = metadata.setdefault("metrics", {})
     metrics.setdefault("peers", {})["g2p_en"] = result
-    if baseline:
-        other = json.loads((Path(baseline) / "metadata.json").read_text("utf-8"))
+    for prefix, run in (("no_attention", baseline), ("monotonic", monotonic)):
+        if not run:
+            continue
+        other = json.loads((Path(run) / "metadata.json").read_text("utf-8"))
         for key, value in other["metrics"].items():
             if key.startswith("test_") or key in ("parameters", "epochs_run"):
-                metrics[f"no_attention_{key}"] = value
+                metrics[f"{prefix}_{key}"] = value
     path.write_text(json.dumps(metadata, indent=1, ensure_ascii=False), "utf-8")
 
 

@@ -291,7 +291,10 @@ class SequenceTagger(TextTask, keras.Model):
         Alumäe 2016's classes with the word's case, `punctuation_tags` of
         running text). Any punctuation and capitals already in the texts are
         removed first (`strip_punctuation`); texts longer than `max_length`
-        tokens are tagged in pieces of `max_length` tokens.
+        tokens are tagged in pieces of `max_length` tokens. Each text is taken
+        to be whole sentences: its first word is capitalised and its last one
+        ends a sentence (a full stop where the tagger put a comma or nothing);
+        `tag` gives the tagger's own tags.
 
         Args:
             texts: a string or a list of strings.
@@ -310,6 +313,8 @@ class SequenceTagger(TextTask, keras.Model):
         >>> out = tagger.restore_punctuation("where is it")  # untrained: any tags
         >>> strip_punctuation(out)  # the same words, cased and punctuated
         'where is it'
+        >>> out[0].isupper() and out[-1] in ".?"  # whole sentences
+        True
         """
         items, single, owner = self._read_texts(texts, "restore_punctuation")
         if self.tags is None or not set(self.tags) <= set(PUNCTUATION_TAGS):
@@ -325,12 +330,19 @@ class SequenceTagger(TextTask, keras.Model):
             for start in range(0, len(tokens), step):
                 pieces.append(detokenize(tokens[start : start + step]))
                 owners.append(i)
-        restored = [[] for _ in items]
+        words, tags = [[] for _ in items], [[] for _ in items]
         for i, pairs in zip(owners, self.tag(pieces, batch_size) if pieces else []):
-            restored[i].append(
-                restore_punctuation([t for t, _ in pairs], [g for _, g in pairs])
-            )
-        out = [" ".join(parts) for parts in restored]
+            words[i].extend(t for t, _ in pairs)
+            tags[i].extend(g for _, g in pairs)
+        out = []
+        for text_words, text_tags in zip(words, tags):
+            if text_tags:
+                case, mark = text_tags[0].split("_")
+                text_tags[0] = f"{'title' if case == 'lower' else case}_{mark}"
+                case, mark = text_tags[-1].split("_")
+                if mark in ("O", "COMMA"):
+                    text_tags[-1] = f"{case}_PERIOD"
+            out.append(restore_punctuation(text_words, text_tags))
         return out[0] if single else out
 
     def attention_weights(self, texts, batch_size=32):

@@ -20,7 +20,7 @@ import sys
 
 BACKEND = sys.argv[1] if len(sys.argv) > 1 else ""
 if BACKEND not in ("jax", "tensorflow"):
-    raise SystemExit("usage: distributed_run.py {jax|tensorflow}")
+    raise SystemExit("usage: distributed_run.py {jax|tensorflow} [TASK ...]")
 os.environ["KERAS_BACKEND"] = BACKEND
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 if BACKEND == "jax":
@@ -180,7 +180,8 @@ def main():
         distributions = jax_distributions()
         batch = distributions["data_parallel"].get_data_layout((GLOBAL_BATCH, 6))
         results["data_layout"] = list(batch.axes)
-    for name, task in TASKS.items():
+    for name in sys.argv[2:] or TASKS:
+        task = TASKS[name]
         one = train(task)
         results[name] = {}
         if BACKEND == "tensorflow":

@@ -6,6 +6,7 @@ devices must be fixed before the backend starts. The tests run under their own
 backend's suite and skip under the others.
 """
 
+import functools
 import json
 import os
 import subprocess
@@ -23,7 +24,7 @@ WEIGHT_TOLERANCE = 1e-5
 LOSS_TOLERANCE = 1e-5
 
 
-def run(backend):
+def run(backend, task):
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", OMP_NUM_THREADS="1")
     # XLA compiles 2x faster without its expensive optimizations; the models
     # are tiny and both runs are compiled alike (distributed_run.py adds the
@@ -32,7 +33,7 @@ def run(backend):
         "--xla_backend_optimization_level=0 --xla_llvm_disable_expensive_passes=true"
     )
     result = subprocess.run(
-        [sys.executable, SCRIPT, backend],
+        [sys.executable, SCRIPT, backend, task],
         env=env,
         capture_output=True,
         text=True,
@@ -53,14 +54,15 @@ def check_same_as_one_device(report):
         assert report["max_prediction_diff"] < WEIGHT_TOLERANCE
 
 
-@pytest.fixture(scope="module")
-def jax_report():
-    return run("jax")
+@functools.cache
+def report(backend, task):
+    """The subprocess's report for one task, run once per session."""
+    return run(backend, task)
 
 
-@pytest.fixture(scope="module")
-def tensorflow_report():
-    return run("tensorflow")
+# The translator's run takes 45-85 s (its compiled train steps); the
+# classifier's checks the same distribution mechanics in a fraction of it.
+MODELS = [pytest.param("translator", marks=pytest.mark.slow), "classifier"]
 
 
 jax_only = pytest.mark.skipif(
@@ -73,22 +75,23 @@ tensorflow_only = pytest.mark.skipif(
 
 
 @jax_only
-@pytest.mark.parametrize("model", ["translator", "classifier"])
-def test_jax_data_parallel_matches_one_device(jax_report, model):
+@pytest.mark.parametrize("model", MODELS)
+def test_jax_data_parallel_matches_one_device(model):
+    jax_report = report("jax", model)
     assert jax_report["devices"] == 2
     assert jax_report["data_layout"] == ["batch", None]  # the batch is split
-    report = jax_report[model]["data_parallel"]
-    assert report["sharded"] == {}  # every variable replicated
-    check_same_as_one_device(report)
+    result = jax_report[model]["data_parallel"]
+    assert result["sharded"] == {}  # every variable replicated
+    check_same_as_one_device(result)
 
 
 @jax_only
-@pytest.mark.parametrize("model", ["translator", "classifier"])
-def test_jax_model_parallel_shards_embeddings_and_output_layer(jax_report, model):
-    report = jax_report[model]["model_parallel"]
+@pytest.mark.parametrize("model", MODELS)
+def test_jax_model_parallel_shards_embeddings_and_output_layer(model):
+    result = report("jax", model)[model]["model_parallel"]
     sharded = {
         path.split("/", 1)[-1] if model == "translator" else path: shapes
-        for path, shapes in report["sharded"].items()
+        for path, shapes in result["sharded"].items()
     }
     if model == "translator":  # vocabulary 14, embedding 8, decoder output 8
         assert sharded == {
@@ -103,11 +106,12 @@ def test_jax_model_parallel_shards_embeddings_and_output_layer(jax_report, model
             "output_dense/kernel": [[32, 1], [32, 1]],
             "output_dense/bias": [[1], [1]],
         }
-    check_same_as_one_device(report)
+    check_same_as_one_device(result)
 
 
 @tensorflow_only
-@pytest.mark.parametrize("model", ["translator", "classifier"])
-def test_tensorflow_mirrored_strategy_matches_one_device(tensorflow_report, model):
+@pytest.mark.parametrize("model", MODELS)
+def test_tensorflow_mirrored_strategy_matches_one_device(model):
+    tensorflow_report = report("tensorflow", model)
     assert tensorflow_report["devices"] == 2
     check_same_as_one_device(tensorflow_report[model]["mirrored"])
