@@ -8,6 +8,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from keras_rnnattn.metrics import _edit_distance, phoneme_error_rate, word_error_rate
+from tests.backends import on_one_backend
+
+pytestmark = on_one_backend  # no Keras: the same on every backend
 
 
 def test_word_error_rate_accepts_any_listed_pronunciation():

@@ -16,6 +16,9 @@ from keras_rnnattn.metrics import (
     exact_match,
     pick_length_penalty,
 )
+from tests.backends import on_one_backend
+
+pytestmark = on_one_backend  # no Keras: the same on every backend
 
 sacrebleu = pytest.importorskip("sacrebleu")
 

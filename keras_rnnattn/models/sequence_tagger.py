@@ -28,6 +28,21 @@ def _encoder(encoder, cell, units, bidirectional, kernel_size):
     return keras.layers.Dense(units, activation="tanh", name="encoder")
 
 
+def _whole_sentences(tags):
+    """Punctuation tags made consistent for a text of whole sentences: its first
+    word and each word after a sentence end capitalised, a final sentence end."""
+    out, sentence_start = [], True
+    for i, tag in enumerate(tags):
+        case, mark = tag.split("_")
+        if sentence_start and case == "lower":
+            case = "title"
+        if i == len(tags) - 1 and mark in ("O", "COMMA"):
+            mark = "PERIOD"
+        out.append(f"{case}_{mark}")
+        sentence_start = mark in ("PERIOD", "QUESTION")
+    return out
+
+
 @keras.saving.register_keras_serializable(package="keras_rnnattn")
 class SequenceTagger(TextTask, keras.Model):
     """Tags every token of a text from its encoder state and an attention context.
@@ -292,9 +307,10 @@ class SequenceTagger(TextTask, keras.Model):
         running text). Any punctuation and capitals already in the texts are
         removed first (`strip_punctuation`); texts longer than `max_length`
         tokens are tagged in pieces of `max_length` tokens. Each text is taken
-        to be whole sentences: its first word is capitalised and its last one
-        ends a sentence (a full stop where the tagger put a comma or nothing);
-        `tag` gives the tagger's own tags.
+        to be whole sentences: its first word and each word after a full stop
+        or question mark are capitalised, and its last word ends a sentence (a
+        full stop where the tagger put a comma or nothing); `tag` gives the
+        tagger's own tags.
 
         Args:
             texts: a string or a list of strings.
@@ -336,13 +352,7 @@ class SequenceTagger(TextTask, keras.Model):
             tags[i].extend(g for _, g in pairs)
         out = []
         for text_words, text_tags in zip(words, tags):
-            if text_tags:
-                case, mark = text_tags[0].split("_")
-                text_tags[0] = f"{'title' if case == 'lower' else case}_{mark}"
-                case, mark = text_tags[-1].split("_")
-                if mark in ("O", "COMMA"):
-                    text_tags[-1] = f"{case}_PERIOD"
-            out.append(restore_punctuation(text_words, text_tags))
+            out.append(restore_punctuation(text_words, _whole_sentences(text_tags)))
         return out[0] if single else out
 
     def attention_weights(self, texts, batch_size=32):

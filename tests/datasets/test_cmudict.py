@@ -12,6 +12,9 @@ from keras_rnnattn.datasets import (
     parse_cmudict,
 )
 from keras_rnnattn.datasets.cmudict import _installed, strip_stress
+from tests.backends import on_one_backend
+
+pytestmark = on_one_backend  # no Keras: the same on every backend
 
 LINES = [
     ";;; a comment line of an older format is not a word",

@@ -13,6 +13,9 @@ from keras_rnnattn.datasets import (
     parse_ding_lexicon,
     sources,
 )
+from tests.backends import on_one_backend
+
+pytestmark = on_one_backend  # no Keras: the same on every backend
 
 # Invented lines in the format of usr/share/trans/de-en; the comment says what
 # the canonical recipe must do with each one.

@@ -9,6 +9,9 @@ from keras_rnnattn.datasets import (
     parse_help_paragraphs,
     parse_libreoffice_help,
 )
+from tests.backends import on_one_backend
+
+pytestmark = on_one_backend  # no Keras: the same on every backend
 
 
 def page(paragraphs):

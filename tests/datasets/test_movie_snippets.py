@@ -12,6 +12,9 @@ from keras_rnnattn.datasets import (
     load_movie_snippets,
 )
 from keras_rnnattn.datasets.movie_snippets import parse_movie_snippets
+from tests.backends import on_one_backend
+
+pytestmark = on_one_backend  # no Keras: the same on every backend
 
 ROWS = [
     ("1", "2.26666666667", "A gorgeous, witty, seductive movie."),

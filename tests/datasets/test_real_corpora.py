@@ -19,6 +19,9 @@ from keras_rnnattn.datasets import (
     sources,
 )
 from keras_rnnattn.text import BpeTokenizer
+from tests.backends import on_one_backend
+
+pytestmark = on_one_backend  # no Keras: the same on every backend
 
 
 def real_source(name):

@@ -6,6 +6,9 @@ from pathlib import Path
 import pytest
 
 from keras_rnnattn.datasets import cache_dir, fetch, install_command, sources
+from tests.backends import on_one_backend
+
+pytestmark = on_one_backend  # no Keras: the same on every backend
 
 
 def test_cache_dir_follows_the_environment(monkeypatch, tmp_path):

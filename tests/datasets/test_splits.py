@@ -4,6 +4,9 @@ import numpy as np
 import pytest
 
 from keras_rnnattn.datasets import kfold_indices, split_indices
+from tests.backends import on_one_backend
+
+pytestmark = on_one_backend  # no Keras: the same on every backend
 
 
 def test_split_indices_partition():

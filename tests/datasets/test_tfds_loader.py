@@ -7,6 +7,9 @@ import types
 import pytest
 
 from keras_rnnattn.datasets import DatasetNotFoundError, load_tfds, tfds_loader
+from tests.backends import on_one_backend
+
+pytestmark = on_one_backend  # no Keras: the same on every backend
 
 
 class FakeTfds(types.ModuleType):

@@ -9,6 +9,9 @@ import pytest
 
 from keras_rnnattn.datasets import DatasetNotFoundError, load_minilm_word_vectors
 from keras_rnnattn.datasets.word_vectors import _PREFIX, _TENSOR, wordpiece
+from tests.backends import on_one_backend
+
+pytestmark = on_one_backend  # no Keras: the same on every backend
 
 VOCAB = ["[PAD]", "[UNK]", "play", "##ing", "##ed", "film", "uber", "p", "##l"]
 

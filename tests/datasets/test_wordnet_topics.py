@@ -8,6 +8,9 @@ from keras_rnnattn.datasets import (
     DatasetNotFoundError,
     load_wordnet_topics,
 )
+from tests.backends import on_one_backend
+
+pytestmark = on_one_backend  # no Keras: the same on every backend
 
 HEADER = [
     "  1 This is a made-up licence header for a test file.",

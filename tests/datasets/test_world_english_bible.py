@@ -7,6 +7,9 @@ import pytest
 
 from keras_rnnattn.datasets import DatasetNotFoundError, load_world_english_bible
 from keras_rnnattn.datasets.world_english_bible import osis_to_text, read_ztext
+from tests.backends import on_one_backend
+
+pytestmark = on_one_backend  # no Keras: the same on every backend
 
 
 def write_ztext(folder, testament, blocks):

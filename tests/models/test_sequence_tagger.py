@@ -260,3 +260,16 @@ def test_restores_punctuation_and_capitals_it_learned():
 def test_restore_punctuation_needs_the_punctuation_tags(tagger):
     with pytest.raises(ValueError, match="tags must be PUNCTUATION_TAGS"):
         tagger.restore_punctuation("some text")
+
+
+def test_restored_texts_are_whole_sentences():
+    from keras_rnnattn.models.sequence_tagger import _whole_sentences
+
+    # The first word and each word after . or ? capitalised; a final full stop
+    # where the tagger put a comma or nothing; upper case and marks kept.
+    tags = ["lower_O", "lower_PERIOD", "lower_COMMA", "upper_QUESTION", "lower_COMMA"]
+    assert _whole_sentences(tags) == [
+        "title_O", "lower_PERIOD", "title_COMMA", "upper_QUESTION", "title_PERIOD"
+    ]  # fmt: skip
+    assert _whole_sentences(["lower_QUESTION"]) == ["title_QUESTION"]
+    assert _whole_sentences([]) == []

@@ -3,6 +3,9 @@
 import numpy as np
 
 from keras_rnnattn.text import CharTokenizer
+from tests.backends import on_one_backend
+
+pytestmark = on_one_backend  # no Keras: the same on every backend
 
 TEXT = "In the beginning, God created\nthe heavens and the earth.\n"
 

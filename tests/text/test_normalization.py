@@ -7,6 +7,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from keras_rnnattn.text import detokenize, normalize, split_words
+from tests.backends import on_one_backend
+
+pytestmark = on_one_backend  # no Keras: the same on every backend
 
 ROUND_TRIP = [
     "Das Kind entwickelt sich normal.",

@@ -10,6 +10,9 @@ from keras_rnnattn.text import (
     restore_punctuation,
     strip_punctuation,
 )
+from tests.backends import on_one_backend
+
+pytestmark = on_one_backend  # no Keras: the same on every backend
 
 
 def test_the_twelve_tags():

@@ -5,6 +5,9 @@ import collections
 import pytest
 
 from keras_rnnattn.text import Vocabulary
+from tests.backends import on_one_backend
+
+pytestmark = on_one_backend  # no Keras: the same on every backend
 
 
 def test_special_ids_are_fixed():

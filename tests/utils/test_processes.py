@@ -9,6 +9,9 @@ import pytest
 
 from keras_rnnattn.utils import processes
 from keras_rnnattn.utils.processes import available_cpus, cpu_affinity, thread_env
+from tests.backends import on_one_backend
+
+pytestmark = on_one_backend  # no Keras: the same on every backend
 
 # A `preexec_fn` makes subprocess fork; JAX, imported by the suite, warns about
 # any fork (the child only sets its affinity and runs a new program).
