@@ -286,6 +286,9 @@ def main(argv=None):
     seconds = time.time() - start
     test = rounded(punctuation_scores(predicted, true_tags))
     metrics["test"] = test
+    # Flat copies of the headline numbers (`keras-rnnattn presets` shows the first).
+    metrics["test_overall_f1"] = test["overall"]["f1"]
+    metrics["test_case_overall_f1"] = test["case_overall"]["f1"]
     metrics["test_words"] = len(test_data[0])
     metrics["test_words_per_second"] = round(len(test_data[0]) / seconds, 1)
     val_texts, val_tags = windows(*val_data, args.max_length)
