@@ -51,8 +51,7 @@ from keras_rnnattn.models import (  # noqa: E402
     SequenceTagger,
     Translator,
 )
-from keras_rnnattn.text import punctuation_tags  # noqa: E402
-from keras_rnnattn.text.normalization import detokenize  # noqa: E402
+from keras_rnnattn.text import punctuation_tags, punctuation_windows  # noqa: E402
 
 FALLBACK_WORDS = ["keras", "attention", "phoneme", "tensorflow", "zoo's"]
 FALLBACK_SENTENCES = [
@@ -298,10 +297,10 @@ def punctuation_rows(args, folder):
     try:
         words, tags = punctuation_tags(load_world_english_bible("test"))
     except DatasetNotFoundError:
-        words, tags = FALLBACK_WORDS * length, None
-    starts = range(0, len(words), length)
-    texts = [detokenize(words[s : s + length]) for s in starts]
-    ids, _ = model.preprocess_samples(texts, None)
+        words = FALLBACK_WORDS * length
+        tags = None
+    texts, true = punctuation_windows(words, tags or ["lower_O"] * len(words), length)
+    ids, _ = model.preprocess_samples(texts, None, owner="export_latency")
     ids = np.pad(ids, ((0, 0), (0, length - ids.shape[1]))).astype("int32")
     runs, sizes = {}, {}
     for quantize, path in export_twice(model, folder, "punct", length, None).items():
@@ -324,7 +323,6 @@ def punctuation_rows(args, folder):
     ]
     quality = []
     if tags is not None:
-        true = [tags[s : s + length] for s in starts]
 
         def f1(probs):
             predicted = [

@@ -26,7 +26,7 @@ from keras_rnnattn.models import (
     SequenceTagger,
     Translator,
 )
-from keras_rnnattn.text import punctuation_tags
+from keras_rnnattn.text import punctuation_tags, punctuation_windows
 
 ROOT = Path(__file__).resolve().parents[1]
 SAVED = ROOT / "saved_models"
@@ -236,10 +236,9 @@ def test_punctuation_reproduces_pinned_restorations():
 def test_punctuation_test_slice_is_the_loaders_and_scores_as_the_split():
     folder = _preset("web_bible_punctuation")
     metadata = _metadata(folder)
-    recipe = _recipe("web_bible_punctuation")
     text = _corpus(load_world_english_bible, "world_english_bible", "test")
     words, tags = punctuation_tags(text)
-    texts, true = recipe.windows(words, tags, 100)
+    texts, true = punctuation_windows(words, tags, 100)
     count = len(metadata["test_slice_texts"])
     assert texts[:count] == metadata["test_slice_texts"]
     predicted = [punctuation_tags(r)[1] for r in metadata["test_slice_restored"]]
@@ -251,8 +250,9 @@ def test_punctuation_test_slice_is_the_loaders_and_scores_as_the_split():
     # the same tagger without attention was measured beside it (and is not behind).
     f1 = metrics["test"]["overall"]["f1"]
     assert f1 > metrics["peers"]["crf"]["test"]["overall"]["f1"]
-    assert metrics["no_attention_test"]["overall"]["support"] == (
-        metrics["test"]["overall"]["support"]
+    assert (
+        metrics["no_attention_test"]["overall"]["support"]
+        == (metrics["test"]["overall"]["support"])
     )
 
 

@@ -26,10 +26,11 @@ import sys
 import time
 from pathlib import Path
 
-from train import rounded, score_table, tagged_words, windows  # beside this file
+from train import rounded, score_table, tagged_words  # beside this file
 
 from keras_rnnattn.datasets import DatasetNotFoundError
 from keras_rnnattn.metrics import punctuation_scores
+from keras_rnnattn.text import punctuation_windows
 
 
 def word_features(words, i):
@@ -127,7 +128,7 @@ def plain_windows(data, length):
     """The recipe's non-overlapping windows, their words joined by single
     spaces (the CRF reads words, not texts)."""
     words, tags = data
-    texts, tag_lists = windows(words, tags, length)
+    texts, tag_lists = punctuation_windows(words, tags, length)
     out, start = [], 0
     for row in tag_lists:
         out.append(" ".join(words[start : start + len(row)]))

@@ -39,8 +39,12 @@ from keras_rnnattn.callbacks import TimeBudget
 from keras_rnnattn.datasets import DatasetNotFoundError, load_world_english_bible
 from keras_rnnattn.metrics import punctuation_scores
 from keras_rnnattn.models import SequenceTagger
-from keras_rnnattn.text import PUNCTUATION_TAGS, WordTokenizer, punctuation_tags
-from keras_rnnattn.text.normalization import detokenize
+from keras_rnnattn.text import (
+    PUNCTUATION_TAGS,
+    WordTokenizer,
+    punctuation_tags,
+    punctuation_windows,
+)
 
 NAME = "web_bible_punctuation"
 SLICE = 20  # the test windows whose outputs are pinned by the preset tests
@@ -111,34 +115,6 @@ def tagged_words(split):
     return punctuation_tags(load_world_english_bible(split))
 
 
-def _boundary(words, i):
-    """`i`, moved back so that a window does not start with a clitic ("’s")."""
-    while 0 < i < len(words) and words[i][:1] in "'’":
-        i -= 1
-    return i
-
-
-def windows(words, tags, length, stride=None):
-    """`(texts, tag lists)`: windows of at most `length` consecutive words, one
-    every `stride` words (default: `length`, which covers each word once).
-
-    The words are joined with `detokenize`, so that the tagger's tokenizer
-    splits each window back into the same words.
-    """
-    stride = min(stride or length, length)
-    chosen, a = [], 0
-    while a < len(words):
-        end = min(a + length, len(words))
-        b = _boundary(words, end) if _boundary(words, end) > a else end
-        chosen.append((a, b))
-        following = b if stride == length else _boundary(words, a + stride)
-        a = following if following > a else a + stride
-    return (
-        [detokenize(words[a:b]) for a, b in chosen],
-        [tags[a:b] for a, b in chosen],
-    )
-
-
 def tag_windows(model, texts, batch_size=256):
     """The predicted tags of each window (one per word)."""
     ids, _ = model.preprocess_samples(texts, None, owner="tag_windows")
@@ -192,7 +168,9 @@ def describe(args):
 def train(args, train_data, val_data):
     """Builds and trains the tagger; returns `(model, training metrics)`."""
     keras.utils.set_random_seed(args.seed)
-    texts, tags = windows(*train_data, args.max_length, args.max_length // 2)
+    texts, tags = punctuation_windows(
+        *train_data, args.max_length, args.max_length // 2
+    )
     tokenizer = WordTokenizer(lowercase=True, max_vocab=args.max_vocab).fit(texts)
     model = SequenceTagger(
         tokenizer=tokenizer,
@@ -213,7 +191,7 @@ def train(args, train_data, val_data):
     )
     x, y = model.preprocess_samples(texts, tags, owner="train")
     val = model.preprocess_samples(
-        *windows(*val_data, args.max_length), owner="validation"
+        *punctuation_windows(*val_data, args.max_length), owner="validation"
     )
     budget = TimeBudget(args.time_budget, decay_learning_rate=True)
     stop = keras.callbacks.EarlyStopping(
@@ -280,7 +258,7 @@ def main(argv=None):
     if args.float16:
         round_to_float16(model)
     metrics["parameters"] = int(model.count_params())
-    texts, true_tags = windows(*test_data, args.max_length)
+    texts, true_tags = punctuation_windows(*test_data, args.max_length)
     start = time.time()
     predicted = tag_windows(model, texts)
     seconds = time.time() - start
@@ -291,7 +269,7 @@ def main(argv=None):
     metrics["test_case_overall_f1"] = test["case_overall"]["f1"]
     metrics["test_words"] = len(test_data[0])
     metrics["test_words_per_second"] = round(len(test_data[0]) / seconds, 1)
-    val_texts, val_tags = windows(*val_data, args.max_length)
+    val_texts, val_tags = punctuation_windows(*val_data, args.max_length)
     metrics["validation_overall_f1"] = round(
         punctuation_scores(tag_windows(model, val_texts), val_tags)["overall"]["f1"], 2
     )

@@ -10,6 +10,7 @@ from keras_rnnattn.text.normalization import detokenize, normalize, split_words
 from keras_rnnattn.text.punctuation import (
     PUNCTUATION_TAGS,
     punctuation_tags,
+    punctuation_windows,
     restore_punctuation,
     strip_punctuation,
 )
@@ -31,6 +32,7 @@ __all__ = [
     "detokenize",
     "normalize",
     "punctuation_tags",
+    "punctuation_windows",
     "restore_punctuation",
     "split_words",
     "strip_punctuation",

@@ -131,3 +131,54 @@ def restore_punctuation(words, tags):
         if mark != "O":
             tokens.append(_MARK_OF_CLASS[mark])
     return detokenize(tokens)
+
+
+def _boundary(words, i):
+    """`i`, moved back so that a window does not start with a clitic ("’s")."""
+    while 0 < i < len(words) and words[i][:1] in "'’":
+        i -= 1
+    return i
+
+
+def punctuation_windows(words, tags, length, stride=None):
+    """Windows of running text for a punctuation tagger: its texts and their tags.
+
+    Running text is too long to tag at once; a tagger trains and is scored on
+    windows of consecutive words. A window never starts inside a word ("isn"
+    and "’t" stay together), and its words are joined with `detokenize`, so
+    that a tokenizer splits each text back into the same words.
+
+    Args:
+        words: list of str, the words of `punctuation_tags`.
+        tags: list of str, their tags.
+        length: int, the most words in a window (at least 2).
+        stride: optional int, a window starts every `stride` words; the
+            default, `length`, covers each word exactly once.
+
+    Returns:
+        `(texts, tag_lists)`: a list of str and a list of lists of tags.
+
+    Example:
+
+    >>> words, tags = punctuation_tags("It’s late. Where is he?")
+    >>> punctuation_windows(words, tags, 2)[0]
+    ['it’s', 'late where', 'is he']
+    """
+    if length < 2:
+        raise ValueError(f"`length` must be at least 2. Received: length={length}")
+    if len(words) != len(tags):
+        raise ValueError(
+            f"Give one tag per word. Received: {len(words)} words and {len(tags)} tags"
+        )
+    stride = min(stride or length, length)
+    chosen, a = [], 0
+    while a < len(words):
+        end = min(a + length, len(words))
+        b = _boundary(words, end) if _boundary(words, end) > a else end
+        chosen.append((a, b))
+        following = b if stride == length else _boundary(words, a + stride)
+        a = following if following > a else a + stride
+    return (
+        [detokenize(words[a:b]) for a, b in chosen],
+        [list(tags[a:b]) for a, b in chosen],
+    )

@@ -7,8 +7,7 @@ import pytest
 
 from keras_rnnattn.datasets import DatasetNotFoundError, load_world_english_bible
 from keras_rnnattn.metrics import punctuation_scores
-from keras_rnnattn.text import PUNCTUATION_TAGS, punctuation_tags
-from keras_rnnattn.text.normalization import split_words
+from keras_rnnattn.text import PUNCTUATION_TAGS, punctuation_tags, punctuation_windows
 from tests.applications import recipe_module
 from tests.backends import on_one_backend
 
@@ -35,34 +34,12 @@ def _bible_installed():
     return True
 
 
-@pytest.mark.parametrize("length", [2, 3, 5, 100])
-def test_windows_cover_every_word_once_and_split_back(train, length):
-    words, tags = punctuation_tags(TEXT)
-    assert "’t" in words and "’s" in words  # clitics are words of their own
-    texts, tag_lists = train.windows(words, tags, length)
-    # Each word once, in order; at most `length` words, each window's text
-    # splits back into its words (no window starts with a clitic).
-    assert [t for row in tag_lists for t in row] == tags
-    assert all(0 < len(row) <= length for row in tag_lists)
-    assert [w for text in texts for w in split_words(text)] == words
-    for text, row in zip(texts, tag_lists):
-        assert len(split_words(text)) == len(row)
-        assert not text.startswith("’")
-
-
-def test_overlapping_windows_start_every_stride(train):
-    words = [f"w{i}" for i in range(10)]
-    texts, _ = train.windows(words, ["lower_O"] * 10, 4, 2)
-    assert texts == ["w0 w1 w2 w3", "w2 w3 w4 w5", "w4 w5 w6 w7", "w6 w7 w8 w9",
-                     "w8 w9"]  # fmt: skip
-
-
 def test_tag_windows_gives_one_tag_per_word(train):
     from keras_rnnattn.models import SequenceTagger
     from keras_rnnattn.text import WordTokenizer
 
     words, tags = punctuation_tags(TEXT)
-    texts, tag_lists = train.windows(words, tags, 7)
+    texts, tag_lists = punctuation_windows(words, tags, 7)
     tagger = SequenceTagger(
         tokenizer=WordTokenizer(lowercase=True).fit(texts[:2]),  # unknown words too
         tags=list(PUNCTUATION_TAGS), units=4, embedding_dim=4, max_length=7,

@@ -7,9 +7,11 @@ from hypothesis import strategies as st
 from keras_rnnattn.text import (
     PUNCTUATION_TAGS,
     punctuation_tags,
+    punctuation_windows,
     restore_punctuation,
     strip_punctuation,
 )
+from keras_rnnattn.text.normalization import split_words
 from tests.backends import on_one_backend
 
 pytestmark = on_one_backend  # no Keras: the same on every backend
@@ -71,3 +73,40 @@ def test_restore_refuses_unknown_tags_and_length_mismatch():
         restore_punctuation(["a"], ["COMMA"])
     with pytest.raises(ValueError, match="1 words and 2 tags"):
         restore_punctuation(["a"], ["lower_O", "lower_O"])
+
+
+WINDOW_TEXT = (
+    "He said, “Isn’t it late?” She answered: “It’s not; we’ll go.” "
+    "Then they went to the city of David, and the king’s men followed."
+)
+
+
+@pytest.mark.parametrize("length", [2, 3, 5, 100])
+def test_windows_cover_every_word_once_and_split_back(length):
+    words, tags = punctuation_tags(WINDOW_TEXT)
+    assert "’t" in words and "’s" in words  # clitics are words of their own
+    texts, tag_lists = punctuation_windows(words, tags, length)
+    # Each word once, in order; at most `length` words, each window's text
+    # splits back into its words (no window starts with a clitic).
+    assert [t for row in tag_lists for t in row] == tags
+    assert all(0 < len(row) <= length for row in tag_lists)
+    assert [w for text in texts for w in split_words(text)] == words
+    for text, row in zip(texts, tag_lists):
+        assert len(split_words(text)) == len(row)
+        assert not text.startswith("’")
+
+
+def test_overlapping_windows_start_every_stride():
+    words = [f"w{i}" for i in range(10)]
+    texts, _ = punctuation_windows(words, ["lower_O"] * 10, 4, 2)
+    assert texts == ["w0 w1 w2 w3", "w2 w3 w4 w5", "w4 w5 w6 w7", "w6 w7 w8 w9",
+                     "w8 w9"]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [((["a"], ["lower_O"], 1), "at least 2"), ((["a"], [], 2), "one tag per word")],
+)
+def test_windows_refuse_bad_input(args, message):
+    with pytest.raises(ValueError, match=message):
+        punctuation_windows(*args)
