@@ -8,7 +8,10 @@ import sys
 import pytest
 
 from keras_rnnattn import preset_catalog
+from tests.backends import on_one_backend
 from tests.preset_test_models import TinyClassifier, TinyTranslator
+
+pytestmark = on_one_backend  # no Keras: the same on every backend
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

@@ -7,6 +7,9 @@ import numpy as np
 import pytest
 
 from keras_rnnattn.text import BpeTokenizer, Tokenizer, split_words
+from tests.backends import on_one_backend
+
+pytestmark = on_one_backend  # no Keras: the same on every backend
 
 CORPUS = [
     "The lower house votes.",

@@ -4,6 +4,9 @@ import numpy as np
 import pytest
 
 from keras_rnnattn.text import Tokenizer, WordTokenizer
+from tests.backends import on_one_backend
+
+pytestmark = on_one_backend  # no Keras: the same on every backend
 
 TEXTS = [
     "Das Kind entwickelt sich normal.",
