@@ -21,6 +21,11 @@ from keras_rnnattn.datasets.libreoffice_help import (
     parse_help_paragraphs,
     parse_libreoffice_help,
 )
+from keras_rnnattn.datasets.misaki_lexicon import (
+    MISAKI_SYMBOLS,
+    load_misaki_lexicon,
+    word_bucket,
+)
 from keras_rnnattn.datasets.movie_snippets import load_movie_snippets
 from keras_rnnattn.datasets.sources import cache_dir, fetch, install_command
 from keras_rnnattn.datasets.splits import kfold_indices, split_indices
@@ -35,6 +40,7 @@ from keras_rnnattn.datasets.world_english_bible import load_world_english_bible
 __all__ = [
     "DatasetNotFoundError",
     "LengthBucketedBatches",
+    "MISAKI_SYMBOLS",
     "WORDNET_LEXNAMES",
     "cache_dir",
     "fetch",
@@ -46,6 +52,7 @@ __all__ = [
     "load_ding_de_en_lexicon",
     "load_libreoffice_help_de_en",
     "load_minilm_word_vectors",
+    "load_misaki_lexicon",
     "load_movie_snippets",
     "load_tfds",
     "load_wordnet_topics",
@@ -58,6 +65,7 @@ __all__ = [
     "parse_help_paragraphs",
     "parse_libreoffice_help",
     "split_indices",
+    "word_bucket",
 ]
 
 _LAZY = {"LengthBucketedBatches": "keras_rnnattn.datasets.length_buckets"}

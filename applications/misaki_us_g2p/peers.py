@@ -1,0 +1,68 @@
+"""Scores espeak-ng, through misaki's own fallback, on the `misaki_us_g2p` test words.
+
+misaki hands the words its lexicon lacks to a fallback; the one it ships is
+`misaki.espeak.EspeakFallback` (espeak-ng from the `espeakng-loader` wheel
+through `phonemizer-fork`; GPL, measured here, never a dependency of the
+package). `version="2.0"` keeps flaps as `ɾ`, as in the lexicon. Every test word
+goes through the fallback, the path an unknown word takes.
+
+    pip install misaki==0.9.4 espeakng-loader phonemizer-fork
+    python applications/misaki_us_g2p/peers.py                 # the test words
+    python applications/misaki_us_g2p/peers.py --limit 500
+"""
+
+import argparse
+import json
+import sys
+import time
+
+from train import error_rates  # this recipe's train.py, beside this file
+
+from keras_rnnattn.datasets import DatasetNotFoundError, load_misaki_lexicon
+
+
+def load_espeak_fallback():
+    """misaki's `EspeakFallback(british=False, version="2.0")` and its token type."""
+    try:
+        from misaki.espeak import EspeakFallback
+        from misaki.token import MToken
+    except ImportError as error:
+        raise ImportError(
+            "The peer needs misaki and espeak-ng: pip install misaki==0.9.4 "
+            "espeakng-loader phonemizer-fork (or pip install 'keras-rnnattn[peers]')."
+        ) from error
+    return EspeakFallback(british=False, version="2.0"), MToken
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--split", default="test", choices=["validation", "test"])
+    parser.add_argument("--limit", type=int, default=None)
+    parser.add_argument("--out", default=None, help="a JSON file for the scores")
+    args = parser.parse_args(argv)
+    try:
+        words, phonemes = load_misaki_lexicon(args.split)
+    except DatasetNotFoundError as error:
+        print(error, file=sys.stderr)
+        return 2
+    words, phonemes = words[: args.limit], phonemes[: args.limit]
+    fallback, token = load_espeak_fallback()
+    start = time.time()
+    outputs = [fallback(token(text=w, tag="NN", whitespace=""))[0] or "" for w in words]
+    seconds = time.time() - start
+    result = {
+        "system": "espeak-ng through misaki.espeak.EspeakFallback(version='2.0')",
+        "split": args.split,
+        "words": len(words),
+        **error_rates(outputs, phonemes),
+        "ms_per_word": round(1000 * seconds / len(words), 3),
+    }
+    print(json.dumps(result, ensure_ascii=False))
+    if args.out:
+        with open(args.out, "w", encoding="utf-8") as f:
+            json.dump(result, f, indent=1, ensure_ascii=False)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

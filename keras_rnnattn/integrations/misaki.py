@@ -1,0 +1,134 @@
+"""A fallback for misaki's English G2P: a neural G2P preset instead of espeak-ng."""
+
+import re
+import unicodedata
+
+# misaki's lexicon rates gold words 4 and silver words 3; its espeak-ng
+# fallback rates its guesses 2, and so does this one by default.
+DEFAULT_RATING = 2
+WORD = re.compile(r"[^\W\d_]+(?:['’.\-][^\W\d_]+)*")
+
+
+class MisakiFallback:
+    """misaki's `fallback(token) -> (phonemes, rating)`, from a G2P preset.
+
+    misaki's English `G2P` looks each word up in its lexicon and hands every
+    word it does not know to its fallback; the fallback misaki ships is
+    espeak-ng (GPL). This one pronounces the word with a `Translator` preset
+    trained on misaki's own lexicon (`misaki_us_g2p`), so its phonemes are in
+    misaki's symbol set. Pronunciations are cached; `prime` pronounces the
+    words of whole texts in one batched model call, so that a sentence of
+    unknown words costs one call. A letter the model was not trained on is
+    folded to its base letter (`café` → `cafe`); a word that still has such
+    letters, or has none, gets `(None, None)`, which misaki writes as its
+    unknown-word mark.
+
+    Args:
+        preset: str, the preset name or folder (default `"misaki_us_g2p"`).
+        model: optional `Translator`, used instead of loading `preset`.
+        rating: int, the rating returned with each pronunciation (misaki's
+            lexicon uses 4 and 3; below them by default).
+        beam_size: int, 1 (greedy, the default) or more for beam search.
+
+    Call arguments:
+        token: an object with a `.text` str (misaki's `MToken`).
+
+    Returns:
+        `(phonemes, rating)`: a str and the int rating, or `(None, None)`.
+
+    Example:
+
+    >>> from misaki import en  # doctest: +SKIP
+    >>> fallback = MisakiFallback()  # doctest: +SKIP
+    >>> g2p = en.G2P(fallback=fallback)  # doctest: +SKIP
+    >>> text = "Glorptastic zibbering frumbles."  # doctest: +SKIP
+    >>> fallback.prime([text])  # one model call for its words  # doctest: +SKIP
+    >>> phonemes, tokens = g2p(text)  # doctest: +SKIP
+    """
+
+    def __init__(
+        self, preset="misaki_us_g2p", model=None, rating=DEFAULT_RATING, beam_size=1
+    ):
+        if model is None:
+            from keras_rnnattn.models import Translator
+
+            model = Translator.from_preset(preset)
+        if not hasattr(model, "translate") or not hasattr(model, "source_tokenizer"):
+            raise ValueError(
+                "`model` must be a Translator from spelling to phonemes (for example "
+                "Translator.from_preset('misaki_us_g2p')). "
+                f"Received: model of type {type(model).__name__}"
+            )
+        if not isinstance(rating, int) or isinstance(rating, bool):
+            raise ValueError(f"`rating` must be an int. Received: rating={rating!r}")
+        self.model = model
+        self.rating = rating
+        self.beam_size = beam_size
+        self.cache = {}
+        vocabulary = model.source_tokenizer.vocabulary
+        self._known = set(vocabulary.tokens[len(vocabulary.special_tokens) :])
+
+    def spelling(self, word):
+        """The word as the model reads it, or None where it cannot.
+
+        Letters outside the model's training characters are folded to their
+        base letters (NFKD without combining marks; `ß` → `ss`).
+
+        Args:
+            word: str.
+
+        Returns:
+            str, or None when a character stays unknown or the word has no
+            letter.
+        """
+        if not any(ch.isalpha() for ch in word):
+            return None
+        if all(ch in self._known for ch in word):
+            return word
+        folded = "".join(
+            ch
+            for ch in unicodedata.normalize("NFKD", word.replace("ß", "ss"))
+            if not unicodedata.combining(ch)
+        )
+        return folded if all(ch in self._known for ch in folded) else None
+
+    def prime(self, texts):
+        """Pronounces the words of `texts` that are not cached, in one model call.
+
+        Args:
+            texts: str or list of str; their words (runs of letters with
+                inner apostrophes, dots or hyphens) are pronounced.
+
+        Returns:
+            int, the number of words pronounced.
+        """
+        if isinstance(texts, str):
+            texts = [texts]
+        words = dict.fromkeys(w for text in texts for w in WORD.findall(text))
+        return self._pronounce([w for w in words if w not in self.cache])
+
+    def _pronounce(self, words):
+        readable = {w: self.spelling(w) for w in words}
+        for word, spelled in readable.items():
+            if spelled is None:
+                self.cache[word] = None
+        todo = sorted({s for s in readable.values() if s is not None}, key=len)
+        if not todo:
+            return 0
+        phonemes = dict(zip(todo, self.model.translate(todo, beam_size=self.beam_size)))
+        for word, spelled in readable.items():
+            if spelled is not None:
+                self.cache[word] = phonemes[spelled] or None
+        return len(todo)
+
+    def __call__(self, token):
+        text = getattr(token, "text", None)
+        if not isinstance(text, str):
+            raise ValueError(
+                "A misaki fallback is called with a token that has a `.text` str "
+                f"(misaki.token.MToken). Received: {type(token).__name__}"
+            )
+        if text not in self.cache:
+            self._pronounce([text])
+        phonemes = self.cache[text]
+        return (None, None) if phonemes is None else (phonemes, self.rating)
