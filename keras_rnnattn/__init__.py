@@ -19,6 +19,7 @@ _SUBMODULES = (
     "datasets",
     "decoding",
     "export",
+    "integrations",
     "layers",
     "metrics",
     "models",
