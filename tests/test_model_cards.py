@@ -18,6 +18,11 @@ the cards"):
   "file" aside, is checked. Every card has at least one such row, and every preset is
   quoted by one.
 
+Each preset's headline metric (`preset_catalog.headline_metric`, what `keras-rnnattn
+presets` shows) must be among the numbers of its own rows in a card (the rows of its
+whole metrics, not of a key) and among the bold numbers of its README row before any
+scope comment: a number that also equals some other metric cannot stand in for it.
+
 "In the metadata" means: equal, at the precision written, to a number in the scope
 (nested values included; a fraction also matches as a percentage: 0.823 is 82.3%).
 A retrained preset whose card keeps an old number fails here, with the number and the
@@ -31,6 +36,7 @@ import re
 
 import pytest
 
+from keras_rnnattn.preset_catalog import headline_metric
 from tests.backends import on_one_backend
 
 pytestmark = on_one_backend  # no Keras: the same on every backend
@@ -158,9 +164,17 @@ def card_rows(card, text):
     return checked
 
 
+def headline_problem(where, preset, quoted, metrics_by_preset):
+    """A line naming `preset`'s headline metric when no number of `quoted` is it."""
+    key, value = headline_metric(metrics_by_preset[preset])
+    if any(matches(number, decimals, [value]) for number, decimals, _ in quoted):
+        return []
+    return [f"{where}: {preset}'s headline metric {key} = {value:g} is not quoted"]
+
+
 def card_problems(card, text, metrics_by_preset):
     """What a card quotes that its presets' metadata does not hold, one line each."""
-    problems, where = [], f"applications/{card}/README.md"
+    problems, where, own = [], f"applications/{card}/README.md", {}
     rows = card_rows(card, text)
     if not rows:
         problems.append(
@@ -172,11 +186,15 @@ def card_problems(card, text, metrics_by_preset):
         except KeyError as error:
             problems.append(f"{where}:{line}: {error.args[0]}")
             continue
+        if reference in metrics_by_preset:
+            own.setdefault(reference, []).extend(numbers_in(quoted))
         for number, decimals, written in numbers_in(quoted):
             if not matches(number, decimals, values):
                 problems.append(
                     f"{where}:{line}: {written} is not in the metrics of {reference}"
                 )
+    for preset, quoted in own.items():
+        problems += headline_problem(where, preset, quoted, metrics_by_preset)
     return problems
 
 
@@ -203,6 +221,9 @@ def readme_problems(text, metrics_by_preset):
             # after each the scope it names.
             pieces = MARKER.split(cells[column])
             scopes = [preset] + pieces[1::2]
+            own = numbers_in(" ".join(BOLD.findall(pieces[0])))
+            where = f"README.md:{line}"
+            problems += headline_problem(where, preset, own, metrics_by_preset)
             for reference, piece in zip(scopes, pieces[0::2]):
                 try:
                     values = scope_values(metrics_by_preset, reference)
@@ -288,3 +309,17 @@ def test_a_changed_metric_is_named(metrics_by_preset):
 def test_rounding_rule(written, values, expected):
     ((number, decimals, _),) = numbers_in(written)
     assert matches(number, decimals, values) is expected
+
+
+def test_a_changed_headline_is_named_even_when_another_metric_equals_it(
+    metrics_by_preset,
+):
+    # wordnet_topics's 81.0% is also its accuracy on the first 500 test glosses:
+    # a new test accuracy must still show in its card and README row.
+    changed = json.loads(json.dumps(metrics_by_preset))
+    changed["wordnet_topics"]["test_accuracy"] = 0.83
+    card_text = read("applications", "wordnet_topics", "README.md")
+    card = card_problems("wordnet_topics", card_text, changed)
+    assert any("headline metric test_accuracy = 0.83" in p for p in card), card
+    readme = readme_problems(read("README.md"), changed)
+    assert any("headline metric test_accuracy = 0.83" in p for p in readme), readme
