@@ -1,0 +1,103 @@
+"""The G2P card's onnxruntime example runs where Keras, TensorFlow and this package can't."""
+
+import json
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+
+from tests.backends import on_one_backend
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+CARD = os.path.join(REPO, "applications", "misaki_us_g2p", "README.md")
+WORDS = ["cat", "cab", "tab", "bat", "act"]
+PHONEMES = ["kˈæt", "kˈæb", "tˈæb", "bˈæt", "ˈækt"]
+
+# Runs first in the example's process: any import of these fails, as in an
+# environment where they are not installed.
+BLOCKER = """
+import sys
+class Blocked:
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in {"keras", "tensorflow", "jax", "torch", "keras_rnnattn"}:
+            raise ImportError(f"{name} is not installed here")
+sys.meta_path.insert(0, Blocked())
+"""
+
+
+def card_example():
+    """The card's onnxruntime block: the python block after its introduction."""
+    with open(CARD, encoding="utf-8") as f:
+        text = f.read()
+    start = text.index("Phonemizing with onnxruntime alone")
+    return re.search(r"```python\n(.*?)```", text[start:], re.S).group(1)
+
+
+def run_example(folder, words):
+    code = card_example().replace('folder = "misaki_onnx"', f"folder = {folder!r}")
+    code = code.replace(
+        'print(phonemize("Kokoro"))',
+        f"print(json.dumps([phonemize(w) for w in {words!r}]))",
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", BLOCKER + code],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "PYTHONPATH": ""},
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    return json.loads(done.stdout.splitlines()[-1])
+
+
+def export_greedy(model, folder, length, max_length):
+    from keras_rnnattn.export import export_model
+
+    export_model(
+        model,
+        folder,
+        "onnx",
+        batch_size=1,
+        sequence_length=length,
+        max_length=max_length,
+        signatures=["greedy"],
+    )
+
+
+@on_one_backend
+def test_the_example_phonemizes_as_keras_without_keras(tmp_path):
+    pytest.importorskip("onnxruntime")
+    pytest.importorskip("tf2onnx")
+    keras = pytest.importorskip("keras")
+    from keras_rnnattn.models import Translator
+    from keras_rnnattn.text import CharTokenizer
+
+    keras.utils.set_random_seed(0)
+    model = Translator(
+        CharTokenizer().fit(WORDS),
+        CharTokenizer().fit(PHONEMES),
+        embedding_dim=16,
+        units=32,
+    )
+    model.compile(optimizer=keras.optimizers.Adam(0.02))
+    model.fit(*model.encode_pairs(WORDS, PHONEMES), epochs=150, batch_size=5, verbose=0)
+    export_greedy(model, str(tmp_path), length=56, max_length=64)
+    assert run_example(str(tmp_path), WORDS) == model.translate(WORDS) == PHONEMES
+
+
+@pytest.mark.slow  # exports the shipped preset (a minute); the test above runs the same code
+def test_the_example_phonemizes_as_the_preset(tmp_path):
+    pytest.importorskip("onnxruntime")
+    pytest.importorskip("tf2onnx")
+    from keras_rnnattn.models import Translator
+
+    folder = os.path.join(REPO, "saved_models", "misaki_us_g2p")
+    if not os.path.isdir(folder):
+        pytest.skip("misaki_us_g2p is not shipped")
+    model = Translator.from_preset(folder)
+    with open(os.path.join(folder, "metadata.json"), encoding="utf-8") as f:
+        words = json.load(f)["test_slice_words"]
+    export_greedy(model, str(tmp_path), length=56, max_length=64)
+    assert run_example(str(tmp_path), words) == model.translate(words, max_length=64)
