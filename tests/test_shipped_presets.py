@@ -1,6 +1,6 @@
 """Tests of the presets shipped in saved_models/: they load and reproduce their run."""
 
-import importlib.util
+import importlib
 import json
 import os
 import subprocess
@@ -55,13 +55,8 @@ def _corpus(loader, name, split):
 
 
 def _recipe(name):
-    """The recipe module `applications/<name>/train.py`, imported under its own name."""
-    spec = importlib.util.spec_from_file_location(
-        f"recipe_{name}", ROOT / "applications" / name / "train.py"
-    )
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    """The recipe module `applications/<name>/train.py`."""
+    return importlib.import_module(f"applications.{name}.train")
 
 
 def _shipped():

@@ -26,9 +26,16 @@ import time
 import types
 from pathlib import Path
 
-from train import error_rates  # this recipe's train.py, beside this file
-
 from keras_rnnattn.datasets import DatasetNotFoundError, load_cmudict
+from keras_rnnattn.training import update_metadata
+
+if __package__ in (None, ""):
+    # Run as a script (`python applications/cmudict_g2p/peers.py`): the
+    # repository root on the path, so that the recipe imports as the package
+    # `applications.cmudict_g2p`.
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from applications.cmudict_g2p.train import error_rates  # noqa: E402
 
 
 def load_g2p_en():
@@ -79,24 +86,12 @@ def main(argv=None):
     }
     print(json.dumps(result))
     if args.into:
-        write_into(Path(args.into), result, args.baseline, args.monotonic)
+        update_metadata(
+            args.into,
+            {"peers": {"g2p_en": result}},
+            runs={"no_attention": args.baseline, "monotonic": args.monotonic},
+        )
     return 0
-
-
-def write_into(folder, result, baseline=None, monotonic=None):
-    """Adds the peer's scores (and the other runs' test metrics) to a preset's metadata."""
-    path = folder / "metadata.json"
-    metadata = json.loads(path.read_text(encoding="utf-8"))
-    metrics = metadata.setdefault("metrics", {})
-    metrics.setdefault("peers", {})["g2p_en"] = result
-    for prefix, run in (("no_attention", baseline), ("monotonic", monotonic)):
-        if not run:
-            continue
-        other = json.loads((Path(run) / "metadata.json").read_text("utf-8"))
-        for key, value in other["metrics"].items():
-            if key.startswith("test_") or key in ("parameters", "epochs_run"):
-                metrics[f"{prefix}_{key}"] = value
-    path.write_text(json.dumps(metadata, indent=1, ensure_ascii=False), "utf-8")
 
 
 if __name__ == "__main__":

@@ -27,12 +27,10 @@ import os
 import sys
 import tempfile
 import time
-from pathlib import Path
 
 import keras
 import numpy as np
 
-from keras_rnnattn.callbacks import TimeBudget
 from keras_rnnattn.datasets import (
     DatasetNotFoundError,
     LengthBucketedBatches,
@@ -41,7 +39,14 @@ from keras_rnnattn.datasets import (
 from keras_rnnattn.datasets.cmudict import strip_stress
 from keras_rnnattn.metrics import phoneme_error_rate, word_error_rate
 from keras_rnnattn.models import Translator
+from keras_rnnattn.presets import preset_metadata
 from keras_rnnattn.text import CharTokenizer, WordTokenizer
+from keras_rnnattn.training import (
+    BudgetCallbacks,
+    adam_with_ema,
+    fit_best,
+    round_to_float16,
+)
 
 NAME = "cmudict_g2p"
 SLICE = 50  # the test words whose greedy outputs are pinned by the preset tests
@@ -205,47 +210,18 @@ def train(args, train_words, train_pairs, val_pairs):
         max_source_length=48,
         max_target_length=48,
     )
-    model.compile(
-        optimizer=keras.optimizers.Adam(
-            args.learning_rate,
-            clipnorm=5.0,
-            use_ema=args.ema is not None,
-            ema_momentum=args.ema or 0.99,
-        )
-    )
-    budget = TimeBudget(args.time_budget, decay_learning_rate=True)
-    stop = keras.callbacks.EarlyStopping(
-        monitor="val_loss", patience=args.patience, restore_best_weights=True
-    )
-    callbacks = [budget, stop]
-    if args.ema:
-        callbacks.insert(1, keras.callbacks.SwapEMAWeights(swap_on_epoch=True))
-    start = time.time()
-    history = model.fit(
+    model.compile(optimizer=adam_with_ema(args.learning_rate, ema=args.ema))
+    metrics = fit_best(
+        model,
         batches(model, train_pairs, args, shuffle=True),
         validation_data=batches(model, val_pairs, args, shuffle=False),
         epochs=args.epochs,
-        callbacks=callbacks,
+        callbacks=BudgetCallbacks(
+            args.time_budget, patience=args.patience, swap_ema=bool(args.ema)
+        ),
         verbose=2,
     )
-    train_seconds = time.time() - start
-    if budget.stopped and stop.best_weights is not None:
-        model.set_weights(stop.best_weights)
-    return model, {
-        "epochs_run": len(history.history["loss"]),
-        "best_val_loss": float(min(history.history["val_loss"])),
-        "train_seconds": round(train_seconds, 1),
-        "stopped_by_time_budget": budget.stopped,
-    }
-
-
-def round_to_float16(model):
-    """The weights as the preset stores them (float16), so that every number
-    measured below is the shipped model's."""
-    model.set_weights(
-        [w.astype("float16").astype(w.dtype) if w.dtype.kind == "f" else w
-         for w in model.get_weights()]
-    )  # fmt: skip
+    return model, metrics
 
 
 def main(argv=None):
@@ -266,9 +242,7 @@ def main(argv=None):
     if args.from_preset:
         # Evaluate and write a model this recipe trained and saved before.
         model = Translator.from_preset(args.from_preset)
-        old = json.loads(
-            (Path(args.from_preset) / "metadata.json").read_text(encoding="utf-8")
-        )
+        old = preset_metadata(args.from_preset)
         metrics = {k: old["metrics"][k] for k in TRAINING_METRICS}
         command = old["command"]
     else:

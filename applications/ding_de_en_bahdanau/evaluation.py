@@ -5,8 +5,8 @@ import functools
 import time
 
 import numpy as np
-from data import TaggedBatches
 
+from applications.ding_de_en_bahdanau.data import TaggedBatches
 from keras_rnnattn.metrics import bleu, bleu_by_length, chrf
 from keras_rnnattn.metrics import pick_length_penalty as pick_best_penalty
 

@@ -6,9 +6,8 @@ import subprocess
 import sys
 import time
 
-import keras
-
 from keras_rnnattn.models import Translator, TranslatorEnsemble
+from keras_rnnattn.training import round_to_float16
 from keras_rnnattn.utils.processes import available_cpus, cpu_affinity, thread_env
 
 TRAIN_SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "train.py")
@@ -111,10 +110,7 @@ def train_members(args, argv):
     model = TranslatorEnsemble(members)
     # The preset stores float16 weights (two translators fit the size limit):
     # round them now, so every score below is of the weights shipped.
-    for variable in model.weights:
-        if "float" in str(variable.dtype):
-            value = keras.ops.convert_to_numpy(variable)
-            variable.assign(value.astype("float16").astype(value.dtype))
+    round_to_float16(model)
     runs = [m["metrics"] for m in member_metadata]
     metrics = {
         "epochs_run": [r["epochs_run"] for r in runs],

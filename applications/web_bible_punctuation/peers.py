@@ -26,11 +26,22 @@ import sys
 import time
 from pathlib import Path
 
-from train import rounded, score_table, tagged_words  # beside this file
-
 from keras_rnnattn.datasets import DatasetNotFoundError
 from keras_rnnattn.metrics import punctuation_scores
 from keras_rnnattn.text import punctuation_windows
+from keras_rnnattn.training import update_metadata
+
+if __package__ in (None, ""):
+    # Run as a script (`python applications/web_bible_punctuation/peers.py`): the
+    # repository root on the path, so that the recipe imports as the package
+    # `applications.web_bible_punctuation`.
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from applications.web_bible_punctuation.train import (  # noqa: E402
+    rounded,
+    score_table,
+    tagged_words,
+)
 
 
 def word_features(words, i):
@@ -120,7 +131,9 @@ def main(argv=None):
     print(json.dumps(result))
     print(score_table([("CRF", result["test"])], first="system"))
     if args.into:
-        write_into(Path(args.into), result, args.baseline)
+        update_metadata(
+            args.into, {"peers": {"crf": result}}, runs={"no_attention": args.baseline}
+        )
     return 0
 
 
@@ -134,20 +147,6 @@ def plain_windows(data, length):
         out.append(" ".join(words[start : start + len(row)]))
         start += len(row)
     return out, tag_lists
-
-
-def write_into(folder, result, baseline=None):
-    """Adds the peer's scores (and the baseline's test metrics) to a preset's metadata."""
-    path = folder / "metadata.json"
-    metadata = json.loads(path.read_text(encoding="utf-8"))
-    metrics = metadata.setdefault("metrics", {})
-    metrics.setdefault("peers", {})["crf"] = result
-    if baseline:
-        other = json.loads((Path(baseline) / "metadata.json").read_text("utf-8"))
-        for key, value in other["metrics"].items():
-            if key.startswith("test") or key in ("parameters", "epochs_run"):
-                metrics[f"no_attention_{key}"] = value
-    path.write_text(json.dumps(metadata, indent=1, ensure_ascii=False), "utf-8")
 
 
 if __name__ == "__main__":

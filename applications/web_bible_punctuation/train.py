@@ -25,25 +25,29 @@ non-overlapping windows (`keras_rnnattn.metrics.punctuation_scores`).
 """
 
 import argparse
-import json
 import os
 import sys
 import tempfile
 import time
-from pathlib import Path
 
 import keras
 import numpy as np
 
-from keras_rnnattn.callbacks import TimeBudget
 from keras_rnnattn.datasets import DatasetNotFoundError, load_world_english_bible
 from keras_rnnattn.metrics import punctuation_scores
 from keras_rnnattn.models import SequenceTagger
+from keras_rnnattn.presets import preset_metadata
 from keras_rnnattn.text import (
     PUNCTUATION_TAGS,
     WordTokenizer,
     punctuation_tags,
     punctuation_windows,
+)
+from keras_rnnattn.training import (
+    BudgetCallbacks,
+    adam_with_ema,
+    fit_best,
+    round_to_float16,
 )
 
 NAME = "web_bible_punctuation"
@@ -181,53 +185,24 @@ def train(args, train_data, val_data):
         dropout=args.dropout,
         max_length=args.max_length,
     )
-    model.compile(
-        optimizer=keras.optimizers.Adam(
-            args.learning_rate,
-            clipnorm=5.0,
-            use_ema=args.ema is not None,
-            ema_momentum=args.ema or 0.99,
-        )
-    )
+    model.compile(optimizer=adam_with_ema(args.learning_rate, ema=args.ema))
     x, y = model.preprocess_samples(texts, tags, owner="train")
     val = model.preprocess_samples(
         *punctuation_windows(*val_data, args.max_length), owner="validation"
     )
-    budget = TimeBudget(args.time_budget, decay_learning_rate=True)
-    stop = keras.callbacks.EarlyStopping(
-        monitor="val_loss", patience=args.patience, restore_best_weights=True
-    )
-    callbacks = [budget, stop]
-    if args.ema:
-        callbacks.insert(1, keras.callbacks.SwapEMAWeights(swap_on_epoch=True))
-    start = time.time()
-    history = model.fit(
+    metrics = fit_best(
+        model,
         x,
         y,
         batch_size=args.batch_size,
         validation_data=val,
         epochs=args.epochs,
-        callbacks=callbacks,
+        callbacks=BudgetCallbacks(
+            args.time_budget, patience=args.patience, swap_ema=bool(args.ema)
+        ),
         verbose=2,
     )
-    train_seconds = time.time() - start
-    if budget.stopped and stop.best_weights is not None:
-        model.set_weights(stop.best_weights)
-    return model, {
-        "epochs_run": len(history.history["loss"]),
-        "best_val_loss": float(min(history.history["val_loss"])),
-        "train_seconds": round(train_seconds, 1),
-        "stopped_by_time_budget": budget.stopped,
-    }
-
-
-def round_to_float16(model):
-    """The weights as the preset stores them (float16), so that every number
-    measured below is the shipped model's."""
-    model.set_weights(
-        [w.astype("float16").astype(w.dtype) if w.dtype.kind == "f" else w
-         for w in model.get_weights()]
-    )  # fmt: skip
+    return model, metrics
 
 
 def main(argv=None):
@@ -245,9 +220,7 @@ def main(argv=None):
         test_data = tuple(part[:400] for part in test_data)
     if args.from_preset:
         model = SequenceTagger.from_preset(args.from_preset)
-        old = json.loads(
-            (Path(args.from_preset) / "metadata.json").read_text(encoding="utf-8")
-        )
+        old = preset_metadata(args.from_preset)
         metrics = {k: old["metrics"][k] for k in TRAINING_METRICS}
         command = old["command"]
     else:

