@@ -22,8 +22,8 @@ class BudgetCallbacks:
        kept by early stopping and shipped.
     4. `stop`, `keras.callbacks.EarlyStopping(monitor, patience,
        restore_best_weights=True)`: it ends training when `monitor` has not
-       improved for `patience` epochs and then restores the best epoch's
-       weights; `fit_best` restores them too when the budget stopped training.
+       improved for `patience` epochs and keeps the best epoch's weights,
+       which `fit_best` puts back into the model however training ended.
 
     Args:
         minutes: float > 0, the training time allowed.

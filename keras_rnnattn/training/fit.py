@@ -4,22 +4,19 @@ import math
 import time
 
 
-def fit_best(model, x=None, y=None, *, callbacks, always_restore=False, **kwargs):
+def fit_best(model, x=None, y=None, *, callbacks, **kwargs):
     """Trains `model` with a `BudgetCallbacks` and keeps its best epoch's weights.
 
-    Runs `model.fit(x, y, callbacks=callbacks.callbacks, **kwargs)`. Early
-    stopping restores the best epoch's weights itself when its patience runs
-    out; this also restores them when the time budget stopped training (Keras
+    Runs `model.fit(x, y, callbacks=callbacks.callbacks, **kwargs)`, then
+    puts the weights of the epoch with the best `monitor` back into the
+    model, however training ended: early stopping, the time budget (Keras
     validates the cut-short last epoch too, so the best may be an earlier
-    one). A run that completes its planned epochs keeps its last weights,
-    where a planned schedule ends, unless `always_restore=True`.
+    one) or the last planned epoch.
 
     Args:
         model: a compiled Keras model.
         x, y: the training data, as `fit` takes them.
         callbacks: a `BudgetCallbacks`.
-        always_restore: bool, whether to restore the best epoch's weights
-            also when every epoch ran. Defaults to `False`.
         **kwargs: more arguments of `fit` (`validation_data`, `epochs`,
             `batch_size`, `verbose`, ...).
 
@@ -57,7 +54,7 @@ def fit_best(model, x=None, y=None, *, callbacks, always_restore=False, **kwargs
     start = time.time()
     history = model.fit(x, y, callbacks=callbacks.callbacks, **kwargs)
     train_seconds = time.time() - start
-    if stop.best_weights is not None and (budget.stopped or always_restore):
+    if stop.best_weights is not None:
         model.set_weights(stop.best_weights)
     best = float(stop.best) if stop.best is not None else math.inf
     return {
