@@ -1,1 +1,1 @@
-"""The `cmudict_g2p` recipe: train.py trains the preset, README.md is its model card."""
+"""The recipe of the `cmudict_g2p` preset."""

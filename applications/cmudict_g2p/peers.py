@@ -30,9 +30,8 @@ from keras_rnnattn.datasets import DatasetNotFoundError, load_cmudict
 from keras_rnnattn.training import update_metadata
 
 if __package__ in (None, ""):
-    # Run as a script (`python applications/cmudict_g2p/peers.py`): the
-    # repository root on the path, so that the recipe imports as the package
-    # `applications.cmudict_g2p`.
+    # Run as a script (`python applications/<name>/peers.py`): the repository
+    # root on the path, so that the recipe imports as the package `applications`.
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from applications.cmudict_g2p.train import error_rates  # noqa: E402

@@ -27,36 +27,31 @@ import os
 import sys
 import tempfile
 import time
+from pathlib import Path
 
 import keras
 import numpy as np
 
 from keras_rnnattn.datasets import (
-    DatasetNotFoundError,
     LengthBucketedBatches,
     load_cmudict,
 )
 from keras_rnnattn.datasets.cmudict import strip_stress
 from keras_rnnattn.metrics import phoneme_error_rate, word_error_rate
 from keras_rnnattn.models import Translator
-from keras_rnnattn.presets import preset_metadata
 from keras_rnnattn.text import CharTokenizer, WordTokenizer
-from keras_rnnattn.training import (
-    BudgetCallbacks,
-    adam_with_ema,
-    fit_best,
-    round_to_float16,
-)
+from keras_rnnattn.training import BudgetCallbacks, adam_with_ema, fit_best
+
+if __package__ in (None, ""):
+    # Run as a script (`python applications/<name>/train.py`): the repository
+    # root on the path, so that the recipe imports as the package `applications`.
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from applications import common  # noqa: E402
 
 NAME = "cmudict_g2p"
 SLICE = 50  # the test words whose greedy outputs are pinned by the preset tests
 PROBE_WORDS = ["keras", "attention", "tensorflow", "pronunciation", "zoo's"]
-TRAINING_METRICS = (
-    "epochs_run",
-    "best_val_loss",
-    "train_seconds",
-    "stopped_by_time_budget",
-)
 
 
 def parse_args(argv=None):
@@ -82,20 +77,7 @@ def parse_args(argv=None):
         "--time-budget", type=float, default=45.0, help="training minutes at most"
     )
     parser.add_argument("--beam-size", type=int, default=4)
-    parser.add_argument(
-        "--float16",
-        action=argparse.BooleanOptionalAction,
-        default=True,
-        help="store the weights as float16 (half the size); the test scores are "
-        "measured with the stored weights",
-    )
-    parser.add_argument(
-        "--from-preset",
-        default=None,
-        metavar="FOLDER",
-        help="skip training: evaluate and write the model of a preset this "
-        "recipe wrote before (its training metrics and command are kept)",
-    )
+    common.add_preset_options(parser)
     args = parser.parse_args(argv)
     args.ema = args.ema or None
     if args.out is None:
@@ -224,35 +206,25 @@ def train(args, train_words, train_pairs, val_pairs):
     return model, metrics
 
 
+@common.exits_on_missing_data
 def main(argv=None):
     args = parse_args(argv)
-    try:
-        train_words, train_prons = load_cmudict("train")
-        val_words, val_prons = load_cmudict("validation")
-        test_words, test_prons = load_cmudict("test")
-    except DatasetNotFoundError as error:
-        print(error, file=sys.stderr)
-        return 2
+    (train_words, train_prons), (val_words, val_prons), (test_words, test_prons) = (
+        common.load_splits(load_cmudict)
+    )
     if args.quick:
         train_words, train_prons = train_words[:300], train_prons[:300]
         val_words, val_prons = val_words[:30], val_prons[:30]
         test_words, test_prons = test_words[:SLICE], test_prons[:SLICE]
     train_pairs = pairs_of(train_words, train_prons)
     val_pairs = pairs_of(val_words, val_prons)
-    if args.from_preset:
-        # Evaluate and write a model this recipe trained and saved before.
-        model = Translator.from_preset(args.from_preset)
-        old = preset_metadata(args.from_preset)
-        metrics = {k: old["metrics"][k] for k in TRAINING_METRICS}
-        command = old["command"]
-    else:
-        model, metrics = train(args, train_words, train_pairs, val_pairs)
-        command = "python applications/cmudict_g2p/train.py " + " ".join(
-            sys.argv[1:] if argv is None else argv
-        )
-    if args.float16:
-        round_to_float16(model)
-    metrics["parameters"] = int(model.count_params())
+    model, metrics, command = common.trained_or_reloaded(
+        args,
+        NAME,
+        argv,
+        Translator,
+        lambda: train(args, train_words, train_pairs, val_pairs),
+    )
     val_scores, _ = scores(model, val_words, val_prons, 1)
     metrics["validation_greedy_wer"] = val_scores["wer"]
     outputs = {}
@@ -270,7 +242,7 @@ def main(argv=None):
         f"{len(test_words):,} test words (load_cmudict's split by word).",
         "data_license": "CMU Pronouncing Dictionary: BSD-style (Carnegie Mellon "
         "University), redistribution with the copyright notice",
-        "command": command.strip(),
+        "command": command,
         "metrics": metrics,
         "backend": keras.backend.backend(),
         "seed": args.seed,

@@ -1,1 +1,1 @@
-"""The `ding_de_en_bahdanau` recipe: train.py trains the preset, README.md is its model card."""
+"""The recipe of the `ding_de_en_bahdanau` preset."""

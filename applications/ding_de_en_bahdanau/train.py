@@ -49,18 +49,18 @@ from pathlib import Path
 
 import keras
 
-from keras_rnnattn.datasets import DatasetNotFoundError, load_ding_de_en
+from keras_rnnattn.datasets import load_ding_de_en
 from keras_rnnattn.metrics import bleu, bleu_signature, chrf, chrf_signature
 from keras_rnnattn.models import Translator
 from keras_rnnattn.text import BpeTokenizer
 from keras_rnnattn.training import BudgetCallbacks, adam_with_ema, fit_best
 
 if __package__ in (None, ""):
-    # Run as a script (`python applications/ding_de_en_bahdanau/train.py`): the
-    # repository root on the path, so that the recipe's modules import as the
-    # package `applications.ding_de_en_bahdanau`.
+    # Run as a script (`python applications/<name>/train.py`): the repository
+    # root on the path, so that the recipe imports as the package `applications`.
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
+from applications import common  # noqa: E402
 from applications.ding_de_en_bahdanau.data import (  # noqa: E402
     TaggedBatches,
     describe_data,
@@ -77,6 +77,7 @@ from applications.ding_de_en_bahdanau.options import (  # noqa: E402
     parse_args,
 )
 
+NAME = "ding_de_en_bahdanau"
 SLICE = 20  # the test slice whose greedy chrF and BLEU are stored for the tests
 PROBE_TEXTS = [
     "Das Kind entwickelt sich normal.",
@@ -209,15 +210,10 @@ def print_summary(args, folder, metrics, test_pairs, beam_outputs):
         print(f"  DE  {de}\n  REF {en}\n  OUT {hyp}")
 
 
+@common.exits_on_missing_data
 def main(argv=None):
     args = parse_args(argv)
-    try:
-        train_pairs = load_ding_de_en("train")
-        val_pairs = load_ding_de_en("validation")
-        test_pairs = load_ding_de_en("test")
-    except DatasetNotFoundError as error:
-        print(error, file=sys.stderr)
-        return 2
+    train_pairs, val_pairs, test_pairs = common.load_splits(load_ding_de_en)
     if args.quick:
         train_pairs, val_pairs, test_pairs = (
             train_pairs[:200],
@@ -233,13 +229,9 @@ def main(argv=None):
             "weights stored as float16. Each: " + describe_model(args)
         )
     else:
-        try:
-            model, metrics, data, data_license = train_one(
-                args, train_pairs, val_pairs, test_pairs
-            )
-        except DatasetNotFoundError as error:
-            print(error, file=sys.stderr)
-            return 2
+        model, metrics, data, data_license = train_one(
+            args, train_pairs, val_pairs, test_pairs
+        )
         description = describe_model(args)
 
     metrics.update(loss_and_size(model, args, test_pairs))
@@ -265,14 +257,12 @@ def main(argv=None):
     # One batch, as the preset tests translate it (each row's length limit is
     # its own, so this also equals translating each text alone).
     slice_greedy = model.translate([de for de, _ in slice_pairs])
-    command = "python applications/ding_de_en_bahdanau/train.py " + " ".join(
-        sys.argv[1:] if argv is None else argv
-    )
+    command = common.command_line(NAME, argv)
     metadata = {
         "description": description,
         "data": data,
         "data_license": data_license,
-        "command": command.strip(),
+        "command": command,
         "metrics": metrics,
         "backend": keras.backend.backend(),
         "seed": args.seed,

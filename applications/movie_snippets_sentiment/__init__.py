@@ -1,1 +1,1 @@
-"""The `movie_snippets_sentiment` recipe: train.py trains the preset, README.md is its model card."""
+"""The recipe of the `movie_snippets_sentiment` preset."""

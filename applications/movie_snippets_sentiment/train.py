@@ -17,21 +17,26 @@ import os
 import sys
 import tempfile
 import time
+from pathlib import Path
 
 import keras
 import numpy as np
 
 from keras_rnnattn.datasets import (
-    DatasetNotFoundError,
     kfold_indices,
     load_movie_snippets,
-    minilm_embeddings,
 )
 from keras_rnnattn.models import AttentionClassifier
 from keras_rnnattn.text import WordTokenizer
 
+if __package__ in (None, ""):
+    # Run as a script (`python applications/<name>/train.py`): the repository
+    # root on the path, so that the recipe imports as the package `applications`.
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from applications import common  # noqa: E402
+
 NAME = "movie_snippets_sentiment"
-MINILM_DIM = 384
 LABELS = ["negative", "positive"]
 SLICE = 200  # the test slice whose accuracy is stored for the preset tests
 PROBE_TEXTS = [
@@ -71,11 +76,11 @@ def parse_args(argv=None):
     )
     args = parser.parse_args(argv)
     if args.word_vectors == "minilm":
-        args.embedding_dim = MINILM_DIM
+        args.embedding_dim = common.MINILM_DIM
     if args.quick:
         args.out = os.path.join(tempfile.mkdtemp(), NAME)
         args.epochs = 1
-        args.embedding_dim = MINILM_DIM if args.word_vectors == "minilm" else 8
+        args.embedding_dim = common.MINILM_DIM if args.word_vectors == "minilm" else 8
         args.units = 8
     return args
 
@@ -95,21 +100,13 @@ def build(args, train_texts):
         max_length=80,
     )
     if args.word_vectors == "minilm":
-        init_word_vectors(model, tokenizer)
+        common.init_word_vectors(model, tokenizer)
     model.compile(
         optimizer=keras.optimizers.AdamW(
             args.learning_rate, weight_decay=args.weight_decay
         )
     )
     return model
-
-
-def init_word_vectors(model, tokenizer):
-    """Gives the words MiniLM's WordPiece vocabulary can spell its vectors."""
-    table = keras.ops.convert_to_numpy(model.token_embedding.embeddings)
-    table, coverage = minilm_embeddings(tokenizer, table)
-    model.token_embedding.embeddings.assign(table)
-    print(f"MiniLM vectors for {coverage:.1%} of the vocabulary", flush=True)
 
 
 def train(args, train_texts, train_labels, val_texts, val_labels):
@@ -131,11 +128,6 @@ def train(args, train_texts, train_labels, val_texts, val_labels):
     return model, history
 
 
-def accuracy(model, texts, labels):
-    probs = model.predict(texts, batch_size=256, verbose=0)
-    return float(np.mean(np.argmax(probs, axis=-1) == labels))
-
-
 def cross_validate(args):
     texts, labels = load_movie_snippets("all")
     scores = []
@@ -149,20 +141,19 @@ def cross_validate(args):
             [texts[i] for i in val_idx],
             labels[val_idx],
         )
-        scores.append(accuracy(model, [texts[i] for i in test_idx], labels[test_idx]))
+        scores.append(
+            common.accuracy(model, [texts[i] for i in test_idx], labels[test_idx])
+        )
         print(f"fold {fold}: accuracy {scores[-1]:.4f}", flush=True)
     return float(np.mean(scores)), float(np.std(scores))
 
 
+@common.exits_on_missing_data
 def main(argv=None):
     args = parse_args(argv)
-    try:
-        train_texts, train_labels = load_movie_snippets("train")
-        val_texts, val_labels = load_movie_snippets("validation")
-        test_texts, test_labels = load_movie_snippets("test")
-    except DatasetNotFoundError as error:
-        print(error, file=sys.stderr)
-        return 2
+    (train_texts, train_labels), (val_texts, val_labels), (test_texts, test_labels) = (
+        common.load_splits(load_movie_snippets)
+    )
     if args.quick:
         train_texts, train_labels = train_texts[:256], train_labels[:256]
         val_texts, val_labels = val_texts[:64], val_labels[:64]
@@ -172,11 +163,11 @@ def main(argv=None):
     model, history = train(args, train_texts, train_labels, val_texts, val_labels)
     train_seconds = time.time() - start
     metrics = {
-        "test_accuracy": accuracy(model, test_texts, test_labels),
-        "test_accuracy_first_200": accuracy(
+        "test_accuracy": common.accuracy(model, test_texts, test_labels),
+        "test_accuracy_first_200": common.accuracy(
             model, test_texts[:SLICE], test_labels[:SLICE]
         ),
-        "validation_accuracy": accuracy(model, val_texts, val_labels),
+        "validation_accuracy": common.accuracy(model, val_texts, val_labels),
         "epochs_run": len(history.history["loss"]),
         "train_seconds": round(train_seconds, 1),
     }
@@ -186,9 +177,7 @@ def main(argv=None):
         metrics["cv10_accuracy_std"] = std
 
     _, probe = model.classify(PROBE_TEXTS)
-    command = "python applications/movie_snippets_sentiment/train.py " + " ".join(
-        sys.argv[1:] if argv is None else argv
-    )
+    command = common.command_line(NAME, argv)
     metadata = {
         "description": (
             f"BiGRU ({args.units} units per direction) + {args.pooling} pooling "
@@ -206,7 +195,7 @@ def main(argv=None):
             "default_rng(1234): test 1000, validation 500, train 9068."
         ),
         "data_license": "MIT (cite Hutto & Gilbert, ICWSM 2014)",
-        "command": command.strip(),
+        "command": command,
         "metrics": metrics,
         "backend": keras.backend.backend(),
         "seed": args.seed,

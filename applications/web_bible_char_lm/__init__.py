@@ -1,1 +1,1 @@
-"""The `web_bible_char_lm` recipe: train.py trains the preset, README.md is its model card."""
+"""The recipe of the `web_bible_char_lm` preset."""

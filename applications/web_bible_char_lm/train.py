@@ -21,14 +21,21 @@ import math
 import os
 import sys
 import tempfile
-import time
+from pathlib import Path
 
 import keras
 
-from keras_rnnattn.callbacks import TimeBudget
-from keras_rnnattn.datasets import DatasetNotFoundError, load_world_english_bible
+from keras_rnnattn.datasets import load_world_english_bible
 from keras_rnnattn.models import AttentiveLanguageModel
 from keras_rnnattn.text import CharTokenizer
+from keras_rnnattn.training import BudgetCallbacks, adam_with_ema, fit_best
+
+if __package__ in (None, ""):
+    # Run as a script (`python applications/<name>/train.py`): the repository
+    # root on the path, so that the recipe imports as the package `applications`.
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from applications import common  # noqa: E402
 
 NAME = "web_bible_char_lm"
 PROMPTS = ["In the beginning", "And Jesus said to them,", "The LORD is my shepherd"]
@@ -88,43 +95,39 @@ def train(args, tokenizer, train_texts, val_texts, attention):
         dropout=args.dropout,
     )
     model.compile(
-        optimizer=keras.optimizers.Adam(args.learning_rate, global_clipnorm=5.0)
-    )
-    stop = keras.callbacks.EarlyStopping(
-        monitor="val_loss", patience=2, restore_best_weights=True
+        optimizer=adam_with_ema(args.learning_rate, clipnorm=None, global_clipnorm=5.0)
     )
     plateau = keras.callbacks.ReduceLROnPlateau(
         monitor="val_loss", factor=0.5, patience=1
     )
-    start = time.time()
-    history = model.fit(
+    metrics = fit_best(
+        model,
         train_texts,
         validation_data=val_texts,
         epochs=args.epochs,
         batch_size=args.batch_size,
-        callbacks=[TimeBudget(args.time_budget), plateau, stop],
+        # The clock is a safety stop here: no learning-rate decay over it.
+        callbacks=BudgetCallbacks(
+            args.time_budget,
+            patience=2,
+            decay_learning_rate=False,
+            schedule=[plateau],
+        ),
         verbose=2,
     )
-    if stop.best_weights is not None:
-        model.set_weights(stop.best_weights)  # also when the clock stopped it
     return model, {
-        "epochs_run": len(history.history["loss"]),
-        "train_seconds": round(time.time() - start, 1),
+        "epochs_run": metrics["epochs_run"],
+        "train_seconds": metrics["train_seconds"],
         "parameters": int(model.count_params()),
     }
 
 
+@common.exits_on_missing_data
 def main(argv=None):
     args = parse_args(argv)
-    try:
-        splits = {
-            s: load_world_english_bible(s) for s in ("train", "validation", "test")
-        }
-    except DatasetNotFoundError as error:
-        print(error, file=sys.stderr)
-        return 2
+    splits = common.load_splits(load_world_english_bible)
     width = args.max_length - 1  # one position is the begin token
-    train_texts, val_texts, test_texts = (pieces(splits[s], width) for s in splits)
+    train_texts, val_texts, test_texts = (pieces(text, width) for text in splits)
     if args.quick:
         train_texts, val_texts, test_texts = (
             train_texts[:300],
@@ -157,9 +160,7 @@ def main(argv=None):
         for p in PROMPTS
     }
     greedy = model.generate(PROMPTS, max_new_tokens=40, temperature=0)
-    command = "python applications/web_bible_char_lm/train.py " + " ".join(
-        sys.argv[1:] if argv is None else argv
-    )
+    command = common.command_line(NAME, argv)
     metadata = {
         "description": (
             f"Character-level GRU ({args.units} units) language model with causal "
@@ -173,7 +174,7 @@ def main(argv=None):
             f"{width} characters."
         ),
         "data_license": "public domain",
-        "command": command.strip(),
+        "command": command,
         "metrics": metrics,
         "backend": keras.backend.backend(),
         "seed": args.seed,

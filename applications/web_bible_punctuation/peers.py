@@ -32,9 +32,8 @@ from keras_rnnattn.text import punctuation_windows
 from keras_rnnattn.training import update_metadata
 
 if __package__ in (None, ""):
-    # Run as a script (`python applications/web_bible_punctuation/peers.py`): the
-    # repository root on the path, so that the recipe imports as the package
-    # `applications.web_bible_punctuation`.
+    # Run as a script (`python applications/<name>/peers.py`): the repository
+    # root on the path, so that the recipe imports as the package `applications`.
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from applications.web_bible_punctuation.train import (  # noqa: E402

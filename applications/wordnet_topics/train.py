@@ -19,23 +19,29 @@ import os
 import sys
 import tempfile
 import time
+from pathlib import Path
 
 import keras
 import numpy as np
 
-from keras_rnnattn.callbacks import TimeBudget
 from keras_rnnattn.datasets import (
     WORDNET_LEXNAMES,
     DatasetNotFoundError,
     load_wordnet_topics,
-    minilm_embeddings,
 )
 from keras_rnnattn.datasets.sources import find_source
 from keras_rnnattn.models import AttentionClassifier
 from keras_rnnattn.text import WordTokenizer
+from keras_rnnattn.training import BudgetCallbacks, fit_best
+
+if __package__ in (None, ""):
+    # Run as a script (`python applications/<name>/train.py`): the repository
+    # root on the path, so that the recipe imports as the package `applications`.
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from applications import common  # noqa: E402
 
 NAME = "wordnet_topics"
-MINILM_DIM = 384
 SLICE = 500  # the test slice whose accuracy is stored for the preset tests
 PROBE_TEXTS = [
     "a large carnivorous feline of Africa and Asia",
@@ -69,7 +75,7 @@ def parse_args(argv=None):
     )
     args = parser.parse_args(argv)
     if args.word_vectors == "minilm":
-        args.embedding_dim = MINILM_DIM
+        args.embedding_dim = common.MINILM_DIM
     if args.quick:
         args.out = os.path.join(tempfile.mkdtemp(), NAME)
         args.epochs = 1
@@ -115,28 +121,17 @@ def build(args, train_texts):
         max_length=args.max_length,
     )
     if args.word_vectors == "minilm":
-        table = keras.ops.convert_to_numpy(model.token_embedding.embeddings)
-        table, coverage = minilm_embeddings(tokenizer, table)
-        model.token_embedding.embeddings.assign(table)
-        print(f"MiniLM vectors for {coverage:.1%} of the vocabulary", flush=True)
+        common.init_word_vectors(model, tokenizer)
     model.compile(optimizer=keras.optimizers.Adam(args.learning_rate))
     return model
 
 
-def accuracy(model, texts, labels):
-    probs = model.predict(texts, batch_size=512, verbose=0)
-    return float(np.mean(np.argmax(probs, axis=-1) == labels))
-
-
+@common.exits_on_missing_data
 def main(argv=None):
     args = parse_args(argv)
-    try:
-        train_texts, train_labels = load_wordnet_topics("train")
-        val_texts, val_labels = load_wordnet_topics("validation")
-        test_texts, test_labels = load_wordnet_topics("test")
-    except DatasetNotFoundError as error:
-        print(error, file=sys.stderr)
-        return 2
+    (train_texts, train_labels), (val_texts, val_labels), (test_texts, test_labels) = (
+        common.load_splits(load_wordnet_topics)
+    )
     if args.word_vectors == "minilm":
         try:
             find_source("minilm_word_vectors")
@@ -156,37 +151,36 @@ def main(argv=None):
 
     keras.utils.set_random_seed(args.seed)
     model = build(args, train_texts)
-    stop = keras.callbacks.EarlyStopping(
-        monitor="val_accuracy", patience=2, restore_best_weights=True, mode="max"
-    )
-    start = time.time()
-    history = model.fit(
+    run = fit_best(
+        model,
         train_texts,
         train_labels,
         validation_data=(val_texts, val_labels),
         epochs=args.epochs,
         batch_size=args.batch_size,
-        callbacks=[TimeBudget(args.time_budget), stop],
+        callbacks=BudgetCallbacks(
+            args.time_budget,
+            patience=2,
+            decay_learning_rate=False,
+            monitor="val_accuracy",
+            mode="max",
+        ),
         verbose=2,
     )
-    if stop.best_weights is not None:
-        model.set_weights(stop.best_weights)  # also when the clock stopped it
     metrics.update(
         {
-            "test_accuracy": accuracy(model, test_texts, test_labels),
-            f"test_accuracy_first_{SLICE}": accuracy(
-                model, test_texts[:SLICE], test_labels[:SLICE]
+            "test_accuracy": common.accuracy(model, test_texts, test_labels, 512),
+            f"test_accuracy_first_{SLICE}": common.accuracy(
+                model, test_texts[:SLICE], test_labels[:SLICE], 512
             ),
-            "validation_accuracy": accuracy(model, val_texts, val_labels),
-            "epochs_run": len(history.history["loss"]),
-            "train_seconds": round(time.time() - start, 1),
+            "validation_accuracy": common.accuracy(model, val_texts, val_labels, 512),
+            "epochs_run": run["epochs_run"],
+            "train_seconds": run["train_seconds"],
             "parameters": int(model.count_params()),
         }
     )
     _, probe = model.classify(PROBE_TEXTS)
-    command = "python applications/wordnet_topics/train.py " + " ".join(
-        sys.argv[1:] if argv is None else argv
-    )
+    command = common.command_line(NAME, argv)
     vectors = (
         "embeddings initialised with all-MiniLM-L6-v2's WordPiece vectors"
         if args.word_vectors == "minilm"
@@ -203,7 +197,7 @@ def main(argv=None):
             "split default_rng(1234): test 5000, validation 5000, train 107,659."
         ),
         "data_license": "WordNet 3.0 licence (permissive, BSD-like)",
-        "command": command.strip(),
+        "command": command,
         "metrics": metrics,
         "backend": keras.backend.backend(),
         "seed": args.seed,
