@@ -1,11 +1,14 @@
 """What the recipes share beyond `keras_rnnattn.training`: their command-line
 conventions (the recorded command, `--float16` and `--from-preset`, exit
-status 2 without the corpus), loading the canonical splits, and the
-classifiers' MiniLM vectors and accuracy."""
+status 2 without the corpus), loading the canonical splits, the G2P
+recipes' batched transcription and scores, and the classifiers' MiniLM vectors and
+accuracy."""
 
 import argparse
 import functools
+import json
 import sys
+import time
 
 import keras
 import numpy as np
@@ -72,6 +75,46 @@ def trained_or_reloaded(args, name, argv, model_class, train):
         round_to_float16(model)
     metrics["parameters"] = int(model.count_params())
     return model, metrics, command
+
+
+def transcribe_all(model, words, beam_size, batch_size=500):
+    """A Translator's outputs for many words, batched by length (few shapes to
+    compile), in the order of `words`."""
+    order = np.argsort([len(w) for w in words], kind="stable")
+    out = [None] * len(words)
+    for i in range(0, len(order), batch_size):
+        rows = order[i : i + batch_size]
+        for row, phones in zip(
+            rows, model.translate([words[r] for r in rows], beam_size=beam_size)
+        ):
+            out[row] = phones
+    return out
+
+
+def score_transcriptions(model, metrics, validation, test, beam_size, error_rates):
+    """The G2P recipes' evaluation: greedy on the validation words
+    (`metrics["validation_greedy_wer"]`), greedy and beam search on the test
+    words (`metrics["test_<decoding>_<name>"]`, with words per second), each
+    test result printed. `validation` and `test` are `(words, references)`;
+    `error_rates(words, outputs, references)` is a dict with `"wer"`.
+    Returns the test outputs of each decoding, `{"greedy": [...], ...}`."""
+
+    def scores(words, references, beam):
+        start = time.time()
+        outputs = transcribe_all(model, words, beam)
+        seconds = time.time() - start
+        result = error_rates(words, outputs, references)
+        result["words_per_second"] = round(len(words) / seconds, 1)
+        return result, outputs
+
+    metrics["validation_greedy_wer"] = scores(*validation, 1)[0]["wer"]
+    outputs = {}
+    for label, beam in (("greedy", 1), (f"beam{beam_size}", beam_size)):
+        result, outputs[label] = scores(*test, beam)
+        for key, value in result.items():
+            metrics[f"test_{label}_{key}"] = value
+        print(f"test {label}: {json.dumps(result)}", flush=True)
+    return outputs
 
 
 def init_word_vectors(model, tokenizer):

@@ -22,15 +22,12 @@ distance to the closest pronunciation), greedy and beam search.
 """
 
 import argparse
-import json
 import os
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import keras
-import numpy as np
 
 from keras_rnnattn.datasets import (
     LengthBucketedBatches,
@@ -110,19 +107,6 @@ def batches(model, pairs, args, shuffle):
     )
 
 
-def transcribe_all(model, words, beam_size, batch_size=500):
-    """Phonemes of many words, batched by length (few shapes to compile)."""
-    order = np.argsort([len(w) for w in words], kind="stable")
-    out = [None] * len(words)
-    for i in range(0, len(order), batch_size):
-        rows = order[i : i + batch_size]
-        for row, phones in zip(
-            rows, model.translate([words[r] for r in rows], beam_size=beam_size)
-        ):
-            out[row] = phones
-    return out
-
-
 def error_rates(words, outputs, pronunciations):
     """The test metrics of phoneme outputs, for this recipe's models and its peers."""
     plain = [i for i, w in enumerate(words) if "'" not in w]
@@ -146,15 +130,6 @@ def error_rates(words, outputs, pronunciations):
             2,
         ),
     }
-
-
-def scores(model, words, pronunciations, beam_size):
-    start = time.time()
-    outputs = transcribe_all(model, words, beam_size)
-    seconds = time.time() - start
-    result = error_rates(words, outputs, pronunciations)
-    result["words_per_second"] = round(len(words) / seconds, 1)
-    return result, outputs
 
 
 def describe(args):
@@ -225,14 +200,14 @@ def main(argv=None):
         Translator,
         lambda: train(args, train_words, train_pairs, val_pairs),
     )
-    val_scores, _ = scores(model, val_words, val_prons, 1)
-    metrics["validation_greedy_wer"] = val_scores["wer"]
-    outputs = {}
-    for label, beam in (("greedy", 1), (f"beam{args.beam_size}", args.beam_size)):
-        result, outputs[label] = scores(model, test_words, test_prons, beam)
-        for key, value in result.items():
-            metrics[f"test_{label}_{key}"] = value
-        print(f"test {label}: {json.dumps(result)}", flush=True)
+    outputs = common.score_transcriptions(
+        model,
+        metrics,
+        (val_words, val_prons),
+        (test_words, test_prons),
+        args.beam_size,
+        error_rates,
+    )
 
     metadata = {
         "description": describe(args),

@@ -15,10 +15,16 @@ import argparse
 import json
 import sys
 import time
-
-from train import error_rates  # this recipe's train.py, beside this file
+from pathlib import Path
 
 from keras_rnnattn.datasets import DatasetNotFoundError, load_misaki_lexicon
+
+if __package__ in (None, ""):
+    # Run as a script (`python applications/<name>/peers.py`): the repository
+    # root on the path, so that the recipe imports as the package `applications`.
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from applications.misaki_us_g2p.train import error_rates  # noqa: E402
 
 
 def load_espeak_fallback():

@@ -21,25 +21,34 @@ stress marks, divided by the gold length), greedy and beam search.
 """
 
 import argparse
-import json
 import os
 import sys
 import tempfile
-import time
+from pathlib import Path
 
 import keras
-import numpy as np
 
-from keras_rnnattn.callbacks import TimeBudget
 from keras_rnnattn.datasets import (
     MISAKI_SYMBOLS,
-    DatasetNotFoundError,
     LengthBucketedBatches,
     load_misaki_lexicon,
 )
 from keras_rnnattn.metrics import phoneme_error_rate, word_error_rate
 from keras_rnnattn.models import Translator
 from keras_rnnattn.text import CharTokenizer
+from keras_rnnattn.training import (
+    BudgetCallbacks,
+    adam_with_ema,
+    fit_best,
+    round_to_float16,
+)
+
+if __package__ in (None, ""):
+    # Run as a script (`python applications/<name>/train.py`): the repository
+    # root on the path, so that the recipe imports as the package `applications`.
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from applications import common  # noqa: E402
 
 NAME = "misaki_us_g2p"
 SLICE = 50  # the test words whose greedy outputs are pinned by the preset tests
@@ -121,28 +130,6 @@ def batches(model, words, phonemes, args, shuffle):
     )
 
 
-def transcribe_all(model, words, beam_size, batch_size=500):
-    """Phonemes of many words, batched by length (few shapes to compile)."""
-    order = np.argsort([len(w) for w in words], kind="stable")
-    out = [None] * len(words)
-    for i in range(0, len(order), batch_size):
-        rows = order[i : i + batch_size]
-        for row, phones in zip(
-            rows, model.translate([words[r] for r in rows], beam_size=beam_size)
-        ):
-            out[row] = phones
-    return out
-
-
-def scores(model, words, phonemes, beam_size):
-    start = time.time()
-    outputs = transcribe_all(model, words, beam_size)
-    seconds = time.time() - start
-    result = error_rates(outputs, phonemes)
-    result["words_per_second"] = round(len(words) / seconds, 1)
-    return result, outputs
-
-
 def train(args, train_data, val_data):
     keras.utils.set_random_seed(args.seed)
     source_tokenizer = CharTokenizer().fit(train_data[0])
@@ -163,69 +150,42 @@ def train(args, train_data, val_data):
         max_source_length=56,
         max_target_length=64,
     )
-    model.compile(
-        optimizer=keras.optimizers.Adam(
-            args.learning_rate,
-            clipnorm=5.0,
-            use_ema=args.ema is not None,
-            ema_momentum=args.ema or 0.99,
-        )
-    )
-    budget = TimeBudget(args.time_budget, decay_learning_rate=True)
-    stop = keras.callbacks.EarlyStopping(
-        monitor="val_loss", patience=args.patience, restore_best_weights=True
-    )
-    callbacks = [budget, stop]
-    if args.ema:
-        callbacks.insert(1, keras.callbacks.SwapEMAWeights(swap_on_epoch=True))
-    start = time.time()
-    history = model.fit(
+    model.compile(optimizer=adam_with_ema(args.learning_rate, ema=args.ema))
+    metrics = fit_best(
+        model,
         batches(model, *train_data, args, shuffle=True),
         validation_data=batches(model, *val_data, args, shuffle=False),
         epochs=args.epochs,
-        callbacks=callbacks,
+        callbacks=BudgetCallbacks(
+            args.time_budget, patience=args.patience, swap_ema=bool(args.ema)
+        ),
         verbose=2,
     )
-    if budget.stopped and stop.best_weights is not None:
-        model.set_weights(stop.best_weights)
-    return model, {
-        "epochs_run": len(history.history["loss"]),
-        "best_val_loss": float(min(history.history["val_loss"])),
-        "train_seconds": round(time.time() - start, 1),
-        "stopped_by_time_budget": budget.stopped,
-    }
+    return model, metrics
 
 
+@common.exits_on_missing_data
 def main(argv=None):
     args = parse_args(argv)
-    try:
-        train_data = load_misaki_lexicon("train")
-        val_data = load_misaki_lexicon("validation")
-        test_words, test_phonemes = load_misaki_lexicon("test")
-    except DatasetNotFoundError as error:
-        print(error, file=sys.stderr)
-        return 2
+    train_data, val_data, (test_words, test_phonemes) = common.load_splits(
+        load_misaki_lexicon
+    )
     if args.quick:
         train_data = (train_data[0][:300], train_data[1][:300])
         val_data = (val_data[0][:30], val_data[1][:30])
         test_words, test_phonemes = test_words[:SLICE], test_phonemes[:SLICE]
     model, metrics = train(args, train_data, val_data)
-    model.set_weights(
-        [w.astype("float16").astype(w.dtype) if w.dtype.kind == "f" else w
-         for w in model.get_weights()]
-    )  # fmt: skip
+    round_to_float16(model)  # the weights as the preset stores them
     metrics["parameters"] = int(model.count_params())
-    val_scores, _ = scores(model, *val_data, 1)
-    metrics["validation_greedy_wer"] = val_scores["wer"]
-    outputs = {}
-    for label, beam in (("greedy", 1), (f"beam{args.beam_size}", args.beam_size)):
-        result, outputs[label] = scores(model, test_words, test_phonemes, beam)
-        for key, value in result.items():
-            metrics[f"test_{label}_{key}"] = value
-        print(f"test {label}: {json.dumps(result)}", flush=True)
-    command = "python applications/misaki_us_g2p/train.py " + " ".join(
-        sys.argv[1:] if argv is None else argv
+    outputs = common.score_transcriptions(
+        model,
+        metrics,
+        val_data,
+        (test_words, test_phonemes),
+        args.beam_size,
+        lambda words, outputs, references: error_rates(outputs, references),
     )
+    command = common.command_line(NAME, argv)
     metadata = {
         "description": "English grapheme-to-phoneme converter for Kokoro: spelling "
         "(case kept) in, misaki's American phonemes out.",
@@ -233,7 +193,7 @@ def main(argv=None):
         f"training words, {len(val_data[0]):,} validation, {len(test_words):,} test "
         "(load_misaki_lexicon's split, sha1(word) % 20).",
         "data_license": "Apache-2.0 (misaki, hexgrad)",
-        "command": command.strip(),
+        "command": command,
         "metrics": metrics,
         "backend": keras.backend.backend(),
         "seed": args.seed,

@@ -5,6 +5,7 @@ import json
 
 import pytest
 
+from applications import common
 from applications.cmudict_g2p import train
 from keras_rnnattn.datasets.cmudict import _installed
 from keras_rnnattn.models import Translator
@@ -47,7 +48,7 @@ def test_batched_transcription_keeps_the_input_order():
     )
     # Batches of 2 after sorting by length: each word's output must come back
     # to its own position, as if all were transcribed in one call.
-    assert train.transcribe_all(model, words, 1, batch_size=2) == model.translate(words)
+    assert common.transcribe_all(model, words, 1, batch_size=2) == model.translate(words)
 
 
 def test_quick_options_make_a_tiny_model():

@@ -1,0 +1,1 @@
+"""The recipe of the `misaki_us_g2p` preset."""
