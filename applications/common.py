@@ -28,6 +28,18 @@ TRAINING_METRICS = (
 )
 
 
+def argument_parser(doc, out=None):
+    """The parser of a recipe's options with those every recipe has: `--out`
+    (default `out`, or saved_models/<name> chosen by the recipe), `--seed` and
+    `--quick`; `doc` is the recipe's docstring (its first line describes it)."""
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
+    help_text = "default saved_models/<name>" if out is None else None
+    parser.add_argument("--out", default=out, help=help_text)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--quick", action="store_true", help="tiny smoke run")
+    return parser
+
+
 def load_splits(loader):
     """`loader(split)` of the training, validation and test splits."""
     return tuple(loader(split) for split in SPLITS)

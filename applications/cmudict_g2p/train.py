@@ -21,7 +21,6 @@ distance to the closest pronunciation), greedy and beam search.
     python applications/cmudict_g2p/train.py --quick            # smoke run
 """
 
-import argparse
 import os
 import sys
 import tempfile
@@ -52,10 +51,7 @@ PROBE_WORDS = ["keras", "attention", "tensorflow", "pronunciation", "zoo's"]
 
 
 def parse_args(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", default=None, help="default saved_models/<name>")
-    parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--quick", action="store_true", help="tiny smoke run")
+    parser = common.argument_parser(__doc__)
     parser.add_argument(
         "--attention",
         default="bahdanau",

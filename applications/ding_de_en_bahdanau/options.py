@@ -4,6 +4,8 @@ import argparse
 import os
 import tempfile
 
+from applications import common
+
 NAME = "ding_de_en_bahdanau"
 # The first line of train.py's docstring: what `--help` says the script does.
 DESCRIPTION = (
@@ -13,10 +15,7 @@ DESCRIPTION = (
 
 
 def parse_args(argv=None):
-    parser = argparse.ArgumentParser(description=DESCRIPTION)
-    parser.add_argument("--out", default=None, help="default saved_models/<name>")
-    parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--quick", action="store_true", help="tiny smoke run")
+    parser = common.argument_parser(DESCRIPTION)
     parser.add_argument(
         "--attention",
         default="bahdanau",

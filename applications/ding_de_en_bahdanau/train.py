@@ -73,11 +73,11 @@ from applications.ding_de_en_bahdanau.evaluation import (  # noqa: E402
 )
 from applications.ding_de_en_bahdanau.members import train_members  # noqa: E402
 from applications.ding_de_en_bahdanau.options import (  # noqa: E402
+    NAME,
     describe_model,
     parse_args,
 )
 
-NAME = "ding_de_en_bahdanau"
 SLICE = 20  # the test slice whose greedy chrF and BLEU are stored for the tests
 PROBE_TEXTS = [
     "Das Kind entwickelt sich normal.",

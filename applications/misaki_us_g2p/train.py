@@ -20,7 +20,6 @@ stress marks, divided by the gold length), greedy and beam search.
     python applications/misaki_us_g2p/train.py --quick            # smoke run
 """
 
-import argparse
 import os
 import sys
 import tempfile
@@ -57,10 +56,7 @@ STRESS = str.maketrans("", "", "ˈˌ")
 
 
 def parse_args(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", default=None, help="default saved_models/<name>")
-    parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--quick", action="store_true", help="tiny smoke run")
+    parser = common.argument_parser(__doc__)
     parser.add_argument("--attention", default="bahdanau", choices=["bahdanau", "none"])
     parser.add_argument("--embedding-dim", type=int, default=64)
     parser.add_argument("--units", type=int, default=256)

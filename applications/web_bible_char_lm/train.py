@@ -15,7 +15,6 @@ metadata and the model card.
     python applications/web_bible_char_lm/train.py --quick   # smoke run
 """
 
-import argparse
 import json
 import math
 import os
@@ -43,10 +42,7 @@ SLICE = 100  # the test slice whose perplexity is stored for the preset tests
 
 
 def parse_args(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", default=os.path.join("saved_models", NAME))
-    parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--quick", action="store_true", help="tiny smoke run")
+    parser = common.argument_parser(__doc__, out=os.path.join("saved_models", NAME))
     parser.add_argument("--units", type=int, default=256)
     parser.add_argument("--embedding-dim", type=int, default=64)
     parser.add_argument("--max-length", type=int, default=128)

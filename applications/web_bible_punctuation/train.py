@@ -24,7 +24,6 @@ non-overlapping windows (`keras_rnnattn.metrics.punctuation_scores`).
     python applications/web_bible_punctuation/train.py --quick           # smoke run
 """
 
-import argparse
 import os
 import sys
 import tempfile
@@ -63,10 +62,7 @@ CLASSES = ("COMMA", "PERIOD", "QUESTION", "overall", "title", "upper", "case_ove
 
 
 def parse_args(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", default=None, help="default saved_models/<name>")
-    parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--quick", action="store_true", help="tiny smoke run")
+    parser = common.argument_parser(__doc__)
     parser.add_argument(
         "--attention", default="scaled_general", choices=["scaled_general", "none"]
     )

@@ -13,7 +13,6 @@ WordPiece vectors (`--word-vectors minilm`, the default) or random.
     python applications/wordnet_topics/train.py --quick         # smoke run
 """
 
-import argparse
 import json
 import os
 import sys
@@ -51,10 +50,7 @@ PROBE_TEXTS = [
 
 
 def parse_args(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", default=os.path.join("saved_models", NAME))
-    parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--quick", action="store_true", help="tiny smoke run")
+    parser = common.argument_parser(__doc__, out=os.path.join("saved_models", NAME))
     parser.add_argument("--word-vectors", default="minilm", choices=["minilm", "none"])
     parser.add_argument(
         "--pooling", default="attention", choices=["attention", "mean", "last"]
