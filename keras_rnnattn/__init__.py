@@ -27,6 +27,7 @@ _SUBMODULES = (
     "plotting",
     "presets",
     "text",
+    "training",
 )
 _ATTRIBUTES = {
     "PresetError": "keras_rnnattn.preset_error",
