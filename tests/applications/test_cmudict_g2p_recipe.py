@@ -48,7 +48,9 @@ def test_batched_transcription_keeps_the_input_order():
     )
     # Batches of 2 after sorting by length: each word's output must come back
     # to its own position, as if all were transcribed in one call.
-    assert common.transcribe_all(model, words, 1, batch_size=2) == model.translate(words)
+    assert common.transcribe_all(model, words, 1, batch_size=2) == model.translate(
+        words
+    )
 
 
 def test_quick_options_make_a_tiny_model():
