@@ -205,10 +205,12 @@ def _load(args, method):
 
 
 def _contract(model):
-    """The `TaskContract` a model of `keras_rnnattn.models` declares, or None."""
-    from keras_rnnattn.models.task import TextTask
+    """The `TaskContract` the model's class declares (`task_contract`, as every
+    model of `keras_rnnattn.models` does), or None."""
+    from keras_rnnattn.models.task_contract import TaskContract
 
-    return model.task_contract if isinstance(model, TextTask) else None
+    contract = getattr(type(model), "task_contract", None)
+    return contract if isinstance(contract, TaskContract) else None
 
 
 def _numbered(path, index, count):

@@ -50,8 +50,9 @@ class SearchSettings:
         method: `"greedy"`, `"beam"` or `"sample"`.
         beam_size: int >= 1, the beam of `"beam"`; None gives 4 for `"beam"`
             and 1 otherwise (greedy search and sampling keep one sequence).
-        length_penalty: float α >= 0 of the beam's GNMT length penalty
-            ((5 + |Y|) / 6)^α; larger values favour longer outputs.
+        length_penalty: float α of the beam's GNMT length penalty
+            ((5 + |Y|) / 6)^α; larger values favour longer outputs, 0 ranks
+            by log-probability (negative values favour shorter outputs).
         coverage_penalty: float β >= 0 of the beam's coverage penalty (Wu et
             al. 2016), which rewards attending to every source token.
         temperature: float > 0 of sampling.
@@ -109,9 +110,11 @@ class SearchSettings:
             fail("beam_size", f"1 with method={self.method!r} (use method='beam')")
         for name in ("length_penalty", "coverage_penalty"):
             value = getattr(self, name)
-            if not _is_real(value) or not math.isfinite(value) or value < 0:
-                fail(name, "a float >= 0 (0 turns it off)")
+            if not _is_real(value) or not math.isfinite(value):
+                fail(name, "a finite float (0 turns it off)")
             put(name, float(value))
+        if self.coverage_penalty < 0:
+            fail("coverage_penalty", "a float >= 0 (0 turns it off)")
         if not _is_real(self.temperature) or not self.temperature > 0:
             fail("temperature", "a float > 0 (method='greedy' is the limit of 0)")
         put("temperature", float(self.temperature))

@@ -5,9 +5,7 @@ import numbers
 import keras
 from keras import ops
 
-from keras_rnnattn._backend import cond_differentiable, dense_2d, run_rnn
-from keras_rnnattn.decoding.sampling import draw_uniforms
-from keras_rnnattn.decoding.scheduled import scheduled_sampling
+from keras_rnnattn._backend import dense_2d, run_rnn
 from keras_rnnattn.layers.attention_decoder import ATTENTIONS, CELLS, AttentionDecoder
 from keras_rnnattn.layers.bahdanau_monotonic_attention import (
     BahdanauMonotonicAttention,
@@ -16,6 +14,7 @@ from keras_rnnattn.layers.luong_monotonic_attention import LuongMonotonicAttenti
 from keras_rnnattn.layers.plain_decoder import PlainDecoder
 from keras_rnnattn.layers.recurrent import gather_step, reverse_by_length
 from keras_rnnattn.layers.score_layers import score_layer
+from keras_rnnattn.models._scheduled_sampling import sampled_forward_pass
 from keras_rnnattn.models.seq2seq_task import Seq2SeqTask
 from keras_rnnattn.ops import device_scalar
 from keras_rnnattn.text.serialization import serialize_tokenizer
@@ -38,11 +37,6 @@ _CONFIG_NAMES = (
     "query input_feeding attention_layer_size bridge dropout word_dropout "
     "lexical_model share_embeddings share_decoder_embeddings fixnorm scheduled_sampling"
 ).split()
-
-
-def _without_none(values):
-    """`values` as a tuple without its None entries (a `cond` branch's results)."""
-    return tuple(v for v in values if v is not None)
 
 
 def _scale_to_norm(x, norm, axis):
@@ -674,93 +668,40 @@ class Translator(Seq2SeqTask):
             `(logits (B, T, V) float32, alignments (B, T, S) or None,
             token_ids (B, T) int32)`, the last the tokens fed.
         """
-        if sampling_probability is None:
-            if self.sampling_probability is None:
-                raise ValueError(
-                    "This Translator has no `sampling_probability` variable: "
-                    "pass `sampling_probability=p`, or build it with "
-                    "`scheduled_sampling=True`."
-                )
-            sampling_probability = self.sampling_probability
-        encoded = self._encode(source_ids, training=training)
-        memory, mask, cell_states, embedded = encoded
-        state = self._decoding_state(memory, mask, cell_states, embedded)
-        mem = state["memory"]
-        target_in_ids = ops.cast(target_in_ids, "int32")
-        shape = (ops.shape(target_in_ids)[0], ops.shape(target_in_ids)[1])
-        dtype = self.compute_dtype
-        # Every random number is drawn here, before the loop and the cond: a
-        # random op inside a scan or a branch would move the seed generator's
-        # state there (JAX cannot trace that).
-        masks = {}
-        if self.word_dropout and training:
-            ones = ops.ones(shape + (1,), dtype=dtype)
-            masks["word"] = self.word_dropout_layer(ones, training=training)
-        if self.dropout and training:
-            emb, readout = self.embedding_dim, sum(self._readout_sizes)
-            ones = ops.ones(shape + (emb,), dtype=dtype)
-            masks["embedding"] = self.dropout_layer(ones, training=training)
-            ones = ops.ones(shape + (readout,), dtype=dtype)
-            masks["output"] = self.dropout_layer(ones, training=training)
-        if uniforms is None:
-            uniforms = draw_uniforms(
-                shape + (2,), getattr(self, "sampling_seed_generator", None)
-            )
+        return sampled_forward_pass(
+            self,
+            source_ids,
+            target_in_ids,
+            sampling_probability=sampling_probability,
+            uniforms=uniforms,
+            training=training,
+        )
 
-        def step_fn(token_ids, states, masks_t=None):
-            masks_t = masks_t or {}
-            y = self.target_embedding(token_ids)  # (B, emb)
-            for key in ("word", "embedding"):
-                if key in masks_t:
-                    y = y * masks_t[key]
-            output, states, alignment = self.decoder.step(
-                y, states, mem, training=training
-            )
-            if self.lexical_model:
-                output = self._lexical_readout(output, alignment, embedded)
-            if "output" in masks_t:
-                output = output * masks_t["output"]
-            logits = ops.cast(self._output_logits(output), "float32")  # (B, V)
-            if alignment is None:
-                return logits, states
-            return logits, states, alignment
+    def step_readout(
+        self, y, states, memory, source_embedded, training=None, output_mask=None
+    ):
+        """One decoder step and the output layer: what decoding and scheduled
+        sampling share.
 
-        tok = self.target_tokenizer
+        Args:
+            y: the embedded input tokens `(N, emb)`.
+            states: the decoder's states; `memory`: its prepared memory.
+            source_embedded: the embedded source `(N, S, emb)` (the lexical
+                model's), or None.
+            training: bool.
+            output_mask: optional `(N, d)` dropout mask of the readout.
 
-        def sampled():
-            logits, token_ids, alignments = scheduled_sampling(
-                step_fn,
-                state["states"],
-                target_in_ids,
-                sampling_probability,
-                uniforms=uniforms,
-                excluded_ids=(tok.pad_id, tok.bos_id),
-                step_inputs=masks or None,
-            )
-            return _without_none((logits, alignments, token_ids))
-
-        def teacher_forced():
-            y = self.target_embedding(target_in_ids)  # (B, T, emb)
-            for key in ("word", "embedding"):
-                if key in masks:
-                    y = y * masks[key]
-            logits, alignments = self._teacher_forced(
-                encoded, y, training, output_mask=masks.get("output")
-            )
-            if alignments is not None:
-                alignments = ops.cast(alignments, self.compute_dtype)
-            return _without_none((logits, alignments, target_in_ids))
-
-        if isinstance(sampling_probability, (int, float)):
-            results = teacher_forced() if sampling_probability == 0 else sampled()
-        elif training and not cond_differentiable(self.jit_compile):
-            results = sampled()  # right for p = 0 too, only slower
-        else:
-            p = ops.convert_to_tensor(sampling_probability)
-            results = ops.cond(ops.equal(p, 0), teacher_forced, sampled)
-        logits, *rest = results
-        alignments = rest[0] if len(rest) == 2 else None
-        return logits, alignments, rest[-1]
+        Returns:
+            `(logits (N, V) float32, states, alignment (N, S) or None)`.
+        """
+        output, states, alignment = self.decoder.step(
+            y, states, memory, training=training
+        )
+        if self.lexical_model:
+            output = self._lexical_readout(output, alignment, source_embedded)
+        if output_mask is not None:
+            output = output * output_mask
+        return ops.cast(self._output_logits(output), "float32"), states, alignment
 
     def initial_state(self, source_ids):
         """The decoding state for `next_fn`: encoder memory and the first state.
@@ -803,14 +744,11 @@ class Translator(Seq2SeqTask):
             omitted for `attention="none"`.
         """
         y = self.target_embedding(ops.cast(token_ids, "int32"))  # (N, E)
-        output, states, alignment = self.decoder.step(
-            y, state["states"], state["memory"]
-        )
-        if self.lexical_model:
-            output = self._lexical_readout(
-                output, alignment, state["memory"]["source_embeddings"]
-            )
-        logits = ops.cast(self._output_logits(output), "float32")  # (N, V)
+        memory = state["memory"]
+        embedded = memory["source_embeddings"] if self.lexical_model else None
+        logits, states, alignment = self.step_readout(
+            y, state["states"], memory, embedded
+        )  # (N, V)
         logits = logits + self._never_generated()  # pad and bos are never produced
         new_state = {"states": states, "memory": state["memory"]}
         if alignment is None:
