@@ -197,7 +197,7 @@ def export_preset(preset, path, format="saved_model", quantize=False, **options)
             length limit. For a Translator, `length_penalty` and
             `coverage_penalty` default to the model's search settings, read
             from the preset's metadata.json when it loads (see
-            `keras_rnnattn.SearchSettings.from_metadata`), the ones
+            `keras_rnnattn.decoding.SearchSettings.from_metadata`), the ones
             `translate` and `keras-rnnattn translate --beam N` use, so the
             exported `beam_search` gives `translate`'s tokens; export.json
             records them.

@@ -232,7 +232,7 @@ def preset_metadata(name_or_dir):
 def preset_beam_penalties(name_or_dir):
     """The beam's penalties a translator preset's recipe validated.
 
-    Read by `keras_rnnattn.SearchSettings.from_metadata`: metadata.json's
+    Read by `keras_rnnattn.decoding.SearchSettings.from_metadata`: metadata.json's
     `search` entry, else what recipes recorded as `metrics.beam_length_penalty`
     (α of GNMT's length penalty, the one that scored best on the validation
     split) and `metrics.beam_coverage_penalty` (β of the coverage penalty).
@@ -252,7 +252,7 @@ def preset_beam_penalties(name_or_dir):
     >>> preset_beam_penalties(tempfile.mkdtemp())
     {'length_penalty': 0.0, 'coverage_penalty': 0.0}
     """
-    from keras_rnnattn.search_settings import SearchSettings
+    from keras_rnnattn.decoding.search_settings import SearchSettings
 
     settings = SearchSettings.from_metadata(preset_metadata(name_or_dir))
     return {

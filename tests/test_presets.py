@@ -713,8 +713,8 @@ def test_preset_saved_here_loads_on_the_next_backend(classifier_preset, tmp_path
 def test_a_presets_search_settings_are_the_models_defaults(tmp_path):
     # Kept in metadata.json (`search`) by `save_to_preset`, read back by
     # `from_preset`: the beam's penalty without passing it again.
+    from keras_rnnattn.decoding.search_settings import SearchSettings
     from keras_rnnattn.models import Translator
-    from keras_rnnattn.search_settings import SearchSettings
     from keras_rnnattn.text import CharTokenizer
 
     tok = CharTokenizer().fit(["abcd"])

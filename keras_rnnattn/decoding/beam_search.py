@@ -18,8 +18,8 @@ from keras_rnnattn.decoding._common import (
     write_column,
     zero_history,
 )
+from keras_rnnattn.decoding.search_settings import SearchSettings
 from keras_rnnattn.ops import device_scalar
-from keras_rnnattn.search_settings import SearchSettings
 
 _NEG_INF = float("-inf")
 
@@ -103,7 +103,7 @@ def beam_search(
         return_alignments: bool; also return each hypothesis's alignments.
             Needs `next_fn` to return the alignment.
         return_state: bool; also return each hypothesis's final model state.
-        settings: optional `keras_rnnattn.SearchSettings`; its `beam_size`,
+        settings: optional `keras_rnnattn.decoding.SearchSettings`; its `beam_size`,
             `length_penalty`, `coverage_penalty` and `num_return_sequences`
             replace the arguments of those names (a model's settings, a
             preset's recorded penalties, pass through unchanged).

@@ -55,7 +55,7 @@ class Seq2SeqSearch(GenerationMixin):
                 `num_return_sequences`.
 
         Returns:
-            A `keras_rnnattn.SearchSettings`.
+            A `keras_rnnattn.decoding.SearchSettings`.
         """
         beam_size = self._positive_int("beam_size", beam_size)
         beam = beam_size > 1 or any(
@@ -94,7 +94,7 @@ class Seq2SeqSearch(GenerationMixin):
                 alone.
             return_alignments: bool, the function also returns the attention
                 weights of the returned sequences (a model with attention).
-            settings: optional `keras_rnnattn.SearchSettings`, in place of
+            settings: optional `keras_rnnattn.decoding.SearchSettings`, in place of
                 `beam_size` and `beam_kwargs`; with `method="sample"` the
                 function takes `(source_ids, uniforms)`, uniforms `(L, B)`.
             **beam_kwargs: `length_penalty`, `coverage_penalty`,

@@ -4,6 +4,7 @@ import keras
 import numpy as np
 from keras import ops
 
+from keras_rnnattn.decoding.search_settings import SearchSettings
 from keras_rnnattn.layers.recurrent import recurrent_layer
 from keras_rnnattn.layers.sequence_self_attention import (
     SCORE_NAMES,
@@ -17,7 +18,6 @@ from keras_rnnattn.models.endpoint import (
     unflatten_state,
 )
 from keras_rnnattn.models.task import TaskContract, TextTask, embedding_and_mask
-from keras_rnnattn.search_settings import SearchSettings
 from keras_rnnattn.text import inputs as text_utils
 
 

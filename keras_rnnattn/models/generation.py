@@ -2,7 +2,7 @@
 
 `GenerationMixin` is what `Seq2SeqTask` and `AttentiveLanguageModel` share,
 as keras-hub's `CausalLM` is for its generating models: the search settings
-(`keras_rnnattn.SearchSettings`) a model keeps, from its class, its preset's
+(`keras_rnnattn.decoding.SearchSettings`) a model keeps, from its class, its preset's
 metadata.json or `compile(sampler=...)`; one dispatch (`search`) over greedy
 search, beam search and sampling; one bias for the tokens a model never
 generates (`token_bias`); and the adapter that runs a keras-hub sampler over a
@@ -12,8 +12,8 @@ model's `next_fn` (`run_keras_hub_sampler`).
 import numpy as np
 from keras import ops
 
+from keras_rnnattn.decoding.search_settings import SearchSettings
 from keras_rnnattn.ops import device_scalar
-from keras_rnnattn.search_settings import SearchSettings
 
 NEVER = -1e9  # the logit bias of a token that is never generated
 
@@ -231,7 +231,7 @@ class GenerationMixin:
         """`compile` with `sampler`: how `generate` decodes, as in keras-hub.
 
         `sampler` is None (the model's defaults, `search_defaults`), a
-        `keras_rnnattn.SearchSettings`, a dict of its settings, a keras-hub
+        `keras_rnnattn.decoding.SearchSettings`, a dict of its settings, a keras-hub
         name (`"greedy"`; `"beam"`, this library's beam search with 5 beams;
         `"top_k"`, k = 5; `"top_p"`, p = 0.1; `"random"`), which changes the
         defaults in those settings alone (a preset's length penalty stays),

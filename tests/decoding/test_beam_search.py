@@ -108,7 +108,7 @@ def test_n_best_matches_brute_force(alpha):
 def test_settings_give_the_searchs_arguments():
     # A SearchSettings (what models, presets and export hold) in place of the
     # keyword arguments: the same hypotheses and scores.
-    from keras_rnnattn.search_settings import SearchSettings
+    from keras_rnnattn.decoding.search_settings import SearchSettings
 
     model = StepTableModel.random(1, max_length=4, vocab_size=3, sharpness=1.5)
     state = model.initial_state(2)

@@ -5,10 +5,10 @@ import os
 
 import pytest
 
-from keras_rnnattn.search_settings import SAMPLER_NAMES, SearchSettings
+from keras_rnnattn.decoding.search_settings import SAMPLER_NAMES, SearchSettings
 from tests.backends import on_one_backend
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 @on_one_backend
@@ -114,7 +114,7 @@ def test_metadata_of_the_shipped_presets_reads_unchanged():
 def test_docstring_examples_run():
     import doctest
 
-    from keras_rnnattn import search_settings
+    from keras_rnnattn.decoding import search_settings
 
     result = doctest.testmod(search_settings)
     assert result.attempted >= 5 and result.failed == 0

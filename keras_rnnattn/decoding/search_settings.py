@@ -1,6 +1,6 @@
 """`SearchSettings`: how a model searches for its output, one checked value.
 
-Pure Python (no Keras): presets, the CLI, export, the models and
+Pure Python: presets, the CLI, export, the models and
 `keras_rnnattn.decoding.beam_search` all read it, so a setting such as the
 length penalty has one name from a preset's metadata.json to the search.
 """
