@@ -1,6 +1,7 @@
 """Scheduled sampling (Bengio et al. 2015): the Translator's training pass
 with some decoder inputs drawn from the model itself."""
 
+import keras
 from keras import ops
 
 from keras_rnnattn._backend import cond_differentiable
@@ -13,7 +14,7 @@ def _without_none(values):
     return tuple(v for v in values if v is not None)
 
 
-def sampled_forward_pass(
+def _sampled_forward_pass(
     model,
     source_ids,
     target_in_ids,
@@ -21,10 +22,7 @@ def sampled_forward_pass(
     uniforms=None,
     training=None,
 ):
-    """`Translator.sampled_forward_pass` of `model` (see there).
-
-    The steps run `model.step_readout`, the readout `next_fn` decodes with.
-    """
+    """`ScheduledSampling.sampled_forward_pass` of `model` (see there)."""
     if sampling_probability is None:
         if model.sampling_probability is None:
             raise ValueError(
@@ -107,3 +105,75 @@ def sampled_forward_pass(
     logits, *rest = results
     alignments = rest[0] if len(rest) == 2 else None
     return logits, alignments, rest[-1]
+
+
+class ScheduledSampling:
+    """`sampled_forward_pass`, a mixin of `Translator`: its steps run the
+    Translator's `step_readout`, the readout `next_fn` decodes with."""
+
+    def _make_sampling_variables(self):
+        """p and the seed generator of its draws, with `scheduled_sampling`."""
+        # Scheduled sampling: p, set from outside (a callback), and the
+        # generator of its random draws.
+        self.sampling_probability = None
+        if self.scheduled_sampling:
+            self.sampling_probability = self.add_weight(
+                shape=(),
+                initializer="zeros",
+                dtype="float32",
+                trainable=False,
+                name="sampling_probability",
+            )
+            self.sampling_seed_generator = keras.random.SeedGenerator(
+                name="sampling_seed_generator"
+            )
+
+    def sampled_forward_pass(
+        self,
+        source_ids,
+        target_in_ids,
+        sampling_probability=None,
+        uniforms=None,
+        training=None,
+    ):
+        """Scheduled sampling: teacher forcing with some inputs drawn from the model.
+
+        The decoder runs step by step (`keras_rnnattn.decoding.
+        scheduled_sampling` over `AttentionDecoder.step`): at step t >= 1 each
+        row is fed, independently, `target_in_ids[:, t]` with probability
+        1 - p, or with probability p a token sampled from the softmax of its
+        own logits of step t - 1 (pad and bos excluded, as in decoding).
+        Dropout and word dropout apply as in `forward_pass`. p = 0 gives
+        `forward_pass`'s logits; p = 1, those of sampling from `next_fn`.
+        While p is 0 (a `cond` on its value, so also in a compiled train
+        step) the decoder runs teacher forcing's fast path instead of the
+        step loop, with the same dropout masks: training is as fast as
+        without scheduled sampling until the schedule moves p. (Not in a
+        train step that TensorFlow compiles with XLA, which cannot compile
+        the gradient of that cond: there the loop runs at p = 0 too, with
+        the same results.)
+
+        Args:
+            source_ids: int `(B, S)`, padded with 0 at the end.
+            target_in_ids: int `(B, T)`, `bos y_1 .. y_{T-1}`.
+            sampling_probability: p, a float in [0, 1] or a scalar tensor;
+                None reads the `sampling_probability` variable (with
+                `scheduled_sampling=True`).
+            uniforms: optional float `(B, T, 2)` in [0, 1), the random
+                numbers (see `scheduled_sampling`); None draws them from the
+                model's seed generator (Keras's global one without
+                `scheduled_sampling=True`).
+            training: bool.
+
+        Returns:
+            `(logits (B, T, V) float32, alignments (B, T, S) or None,
+            token_ids (B, T) int32)`, the last the tokens fed.
+        """
+        return _sampled_forward_pass(
+            self,
+            source_ids,
+            target_in_ids,
+            sampling_probability=sampling_probability,
+            uniforms=uniforms,
+            training=training,
+        )
