@@ -65,3 +65,13 @@ def test_export_refuses_the_options_the_contract_leaves_out(tmp_path):
         export_model(classifier, str(tmp_path), length_penalty=0.5)
     with pytest.raises(ValueError, match=r"language model's sample only.*top_k=3"):
         export_model(classifier, str(tmp_path), top_k=3)
+
+
+def test_docstring_examples_run():
+    import doctest
+
+    from keras_rnnattn.models import generation, task_contract
+
+    for module in (generation, task_contract):
+        result = doctest.testmod(module)
+        assert result.attempted >= 1 and result.failed == 0, module.__name__
