@@ -10,7 +10,6 @@ log instead.
 import argparse
 import contextlib
 import importlib
-import inspect
 import logging
 import os
 import re
@@ -186,11 +185,12 @@ def _load(args, method):
     from keras_rnnattn.presets import load_preset
 
     model = load_preset(path)
-    if not callable(getattr(model, method, None)):
+    contract = _contract(model)
+    if contract is None or not contract.has(method):
         commands = [
             command
             for name, command in _COMMAND_OF_METHOD.items()
-            if callable(getattr(model, name, None))
+            if contract is not None and contract.has(name)
         ]
         hint = (
             f"use `{PROG} {' or '.join(commands)}`"
@@ -202,6 +202,15 @@ def _load(args, method):
             f"which has no {method}(): {hint}"
         )
     return model
+
+
+def _contract(model):
+    """The `TaskContract` the model's class declares (`task_contract`, as every
+    model of `keras_rnnattn.models` does), or None."""
+    from keras_rnnattn.models.task_contract import TaskContract
+
+    contract = getattr(type(model), "task_contract", None)
+    return contract if isinstance(contract, TaskContract) else None
 
 
 def _numbered(path, index, count):
@@ -271,8 +280,6 @@ def _cmd_presets(args):
 
 
 def _cmd_translate(args):
-    from keras_rnnattn.preset_catalog import preset_beam_penalties
-
     if args.attention:
         folder = os.path.dirname(os.path.abspath(args.attention))
         if not os.path.isdir(folder):
@@ -282,19 +289,14 @@ def _cmd_translate(args):
             )
     model = _load(args, "translate")
     texts = _read_texts(args.texts)
-    # Beam search uses the penalties the preset's recipe validated (as the
-    # exported beam_search does); greedy search has none.
-    penalties = {"length_penalty": 0.0, "coverage_penalty": 0.0}
-    if args.beam > 1:
-        penalties = preset_beam_penalties(args.preset)
-    for name in penalties:
-        if getattr(args, name) is not None:
-            penalties[name] = getattr(args, name)
-    kwargs = {"beam_size": args.beam, "length_penalty": penalties["length_penalty"]}
-    if penalties["coverage_penalty"]:
-        kwargs["coverage_penalty"] = penalties["coverage_penalty"]
-    if args.max_length is not None:
-        kwargs["max_length"] = args.max_length
+    # The penalties not given are the model's: those the preset's recipe
+    # chose, as in Python and export (greedy search has none).
+    kwargs = {
+        "beam_size": args.beam,
+        "max_length": args.max_length,
+        "length_penalty": args.length_penalty,
+        "coverage_penalty": args.coverage_penalty,
+    }
     results = _map_texts(
         texts,
         lambda batch: list(model.translate(batch, **kwargs)),
@@ -304,16 +306,13 @@ def _cmd_translate(args):
     for result in results:
         print("" if result is None else result, flush=True)
     if args.attention:
-        if not callable(getattr(model, "plot_attention", None)):
+        if not _contract(model).has("plot_attention"):
             raise _CommandError(
                 f"preset {args.preset!r} holds a model of class "
                 f"{type(model).__name__}, which has no plot_attention()"
             )
-        plot_kwargs = {}
-        parameters = inspect.signature(model.plot_attention).parameters
-        for name, value in kwargs.items():
-            if name in parameters:
-                plot_kwargs[name] = value
+        options = _contract(model).options("plot_attention")
+        plot_kwargs = {name: kwargs[name] for name in options if name in kwargs}
         shown = [text for text in texts if text.strip()]
         for i, text in enumerate(shown):
             path = _numbered(args.attention, i, len(shown))
@@ -398,9 +397,7 @@ def _cmd_generate(args):
         "seed": args.seed,
     }
     kwargs = {k: v for k, v in kwargs.items() if v is not None}
-    import inspect
-
-    accepted = inspect.signature(model.generate).parameters
+    accepted = _contract(model).options("generate")
     refused = sorted(k for k in kwargs if k not in accepted)
     if refused:
         options = ", ".join("--" + k.replace("_", "-") for k in refused)

@@ -75,8 +75,8 @@ def export_model(
     sequence_length=None,
     max_length=None,
     beam_size=4,
-    length_penalty=0.0,
-    coverage_penalty=0.0,
+    length_penalty=None,
+    coverage_penalty=None,
     temperature=1.0,
     top_k=None,
     top_p=None,
@@ -102,11 +102,12 @@ def export_model(
         beam_size: int, the beam of the Translator's `beam_search` signature.
         length_penalty: float α >= 0, GNMT's length penalty of the
             Translator's `beam_search` (as in `Translator.translate`; 0 ranks
-            by log-probability). `export_preset` defaults it to the α the
-            preset's recipe validated, which `keras-rnnattn translate --beam`
-            uses too.
+            by log-probability). None: the model's (`search_settings`: for a
+            preset, the α its recipe validated, which `translate` and
+            `keras-rnnattn translate --beam` use too).
         coverage_penalty: float β >= 0, the coverage penalty of the
-            Translator's `beam_search` (as in `Translator.translate`).
+            Translator's `beam_search` (as in `Translator.translate`); None:
+            the model's, as for `length_penalty`.
         temperature, top_k, top_p: the language model's sampling settings.
         quantize: bool, TFLite dynamic-range quantisation of the weights.
         signatures: None (every signature of the model), or a list of the
@@ -194,11 +195,12 @@ def export_preset(preset, path, format="saved_model", quantize=False, **options)
         **options: the other arguments of `export_model`; for TFLite,
             `batch_size` defaults to 1 and `sequence_length` to the model's
             length limit. For a Translator, `length_penalty` and
-            `coverage_penalty` default to the values the preset's recipe
-            validated (`metrics.beam_length_penalty` and
-            `metrics.beam_coverage_penalty` in its metadata.json, else 0), the
-            ones `keras-rnnattn translate --beam N` uses, so the exported
-            `beam_search` gives `translate`'s tokens; export.json records them.
+            `coverage_penalty` default to the model's search settings, read
+            from the preset's metadata.json when it loads (see
+            `keras_rnnattn.decoding.SearchSettings.from_metadata`), the ones
+            `translate` and `keras-rnnattn translate --beam N` use, so the
+            exported `beam_search` gives `translate`'s tokens; export.json
+            records them.
 
     Returns:
         The output folder.
@@ -212,17 +214,13 @@ def export_preset(preset, path, format="saved_model", quantize=False, **options)
     >>> sorted(json.load(open(os.path.join(out, "export.json")))["signatures"])  # doctest: +SKIP
     ['beam_search', 'decode_step', 'encode', 'greedy']
     """
-    from keras_rnnattn.presets import find_preset, load_preset, preset_beam_penalties
+    from keras_rnnattn.presets import find_preset, load_preset
 
     format = _check_format(format)
     if format == "onnx":
         _require_onnx()
     path_in = find_preset(preset)
-    model = load_preset(path_in)
-    if _task(model).exports_beam_search:
-        for name, value in preset_beam_penalties(path_in).items():
-            if options.get(name) is None:
-                options[name] = value
+    model = _task(load_preset(path_in))
     if format == "tflite":
         options.setdefault("batch_size", 1)
         if options.get("sequence_length") is None:
@@ -231,6 +229,21 @@ def export_preset(preset, path, format="saved_model", quantize=False, **options)
 
 
 # --- Checks -----------------------------------------------------------------------------
+# The model-specific options of `export_model`: their defaults, and the
+# signatures they set (each model's `task_contract.export_options` names its own).
+_BEAM = "the Translator's beam_search"
+_SAMPLE = "the language model's sample"
+_MODEL_OPTIONS = {
+    "max_length": (None, "the decode loops of the Translator and language model"),
+    "beam_size": (4, _BEAM),
+    "length_penalty": (0.0, _BEAM),
+    "coverage_penalty": (0.0, _BEAM),
+    "temperature": (1.0, _SAMPLE),
+    "top_k": (None, _SAMPLE),
+    "top_p": (None, _SAMPLE),
+}
+
+
 def _task(model):
     from keras_rnnattn.models.task import TextTask
 
@@ -276,6 +289,8 @@ def _optional_int(name, value):
 
 
 def _penalty(name, value):
+    if value is None:  # the model's own (`check_export_options`)
+        return None
     number = isinstance(value, (int, float, np.integer, np.floating))
     if not number or isinstance(value, bool) or not 0 <= value < float("inf"):
         raise ValueError(f"`{name}` must be a float >= 0. Received: {name}={value!r}")
@@ -293,12 +308,15 @@ def _check_options(model, format, **options):
         )
     for name in ("batch_size", "sequence_length", "max_length", "beam_size", "top_k"):
         options[name] = _optional_int(name, options[name])
-    for name in ("length_penalty", "coverage_penalty"):
-        options[name] = _penalty(name, options[name])
-        if options[name] and not model.exports_beam_search:
+    applies = model.task_contract.export_options
+    for name, (default, owner) in _MODEL_OPTIONS.items():
+        if name in ("length_penalty", "coverage_penalty"):
+            options[name] = _penalty(name, options[name])
+        value = options[name]
+        if name not in applies and value is not None and value != default:
             raise ValueError(
-                f"`{name}` applies to the Translator's beam_search only; this "
-                f"{type(model).__name__} has none. Received: {name}={options[name]}"
+                f"`{name}` applies to {owner} only; this {type(model).__name__} "
+                f"has none. Received: {name}={value}"
             )
     if format == "tflite":
         for name, example in (("batch_size", 1), ("sequence_length", 64)):
@@ -323,6 +341,9 @@ def _check_options(model, format, **options):
         )
     signatures = options.pop("signatures", None)
     options = model.check_export_options(options)
+    for name in ("length_penalty", "coverage_penalty"):
+        if options[name] is None:
+            options[name] = 0.0  # recorded in export.json as before
     if signatures is not None:
         options["signatures"] = _check_signatures(model, options, signatures)
     return options

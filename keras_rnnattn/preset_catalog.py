@@ -232,10 +232,12 @@ def preset_metadata(name_or_dir):
 def preset_beam_penalties(name_or_dir):
     """The beam's penalties a translator preset's recipe validated.
 
-    Recipes record them in metadata.json as `metrics.beam_length_penalty` (α
-    of GNMT's length penalty, the one that scored best on the validation
+    Read by `keras_rnnattn.decoding.SearchSettings.from_metadata`: metadata.json's
+    `search` entry, else what recipes recorded as `metrics.beam_length_penalty`
+    (α of GNMT's length penalty, the one that scored best on the validation
     split) and `metrics.beam_coverage_penalty` (β of the coverage penalty).
-    `keras-rnnattn translate --beam N` and `export_preset` use them.
+    A loaded preset's model takes them as its defaults (`translate`, the CLI
+    and export use them).
 
     Args:
         name_or_dir: str or path-like, a preset name or folder.
@@ -250,12 +252,12 @@ def preset_beam_penalties(name_or_dir):
     >>> preset_beam_penalties(tempfile.mkdtemp())
     {'length_penalty': 0.0, 'coverage_penalty': 0.0}
     """
-    metrics = preset_metadata(name_or_dir).get("metrics")
-    if not isinstance(metrics, dict):
-        metrics = {}
+    from keras_rnnattn.decoding.search_settings import SearchSettings
+
+    settings = SearchSettings.from_metadata(preset_metadata(name_or_dir))
     return {
-        "length_penalty": float(metrics.get("beam_length_penalty", 0.0)),
-        "coverage_penalty": float(metrics.get("beam_coverage_penalty", 0.0)),
+        "length_penalty": settings.length_penalty,
+        "coverage_penalty": settings.coverage_penalty,
     }
 
 

@@ -143,6 +143,15 @@ class PresetMixin:
             self, preset_dir, metadata=metadata, weights_dtype=weights_dtype
         )
 
+    def preset_metadata(self):
+        """Entries the model keeps in its preset's metadata.json itself (the
+        search defaults of a generating model); `{}` here."""
+        return {}
+
+    def read_preset_metadata(self, metadata):
+        """Reads back, when the preset loads, what `preset_metadata` wrote
+        (and what the preset's recipe recorded); nothing here."""
+
     def preset_tokenizers(self):
         """The tokenizers written as `<name>.json` beside the weights.
 

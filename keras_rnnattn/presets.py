@@ -358,6 +358,8 @@ def save_preset(model, preset_dir, metadata=None, weights_dtype=None):
     if weights_dtype is not None:
         automatic["weights_dtype"] = weights_dtype
     merged = {"description": ""}
+    if hasattr(model, "preset_metadata"):  # what the model keeps there itself
+        merged.update(model.preset_metadata())
     merged.update(metadata or {})
     merged.update(automatic)
     _write_json(os.path.join(path, METADATA_FILE), merged, "metadata")
@@ -519,4 +521,6 @@ def load_preset(name_or_dir, cls=None, **config_overrides):
             f"truncated, or was saved from another model configuration."
         ) from None
     deferred.initialize_unassigned()
+    if hasattr(model, "read_preset_metadata"):  # the search defaults it records
+        model.read_preset_metadata(metadata)
     return model

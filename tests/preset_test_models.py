@@ -3,6 +3,8 @@
 import keras
 import numpy as np
 
+from keras_rnnattn.models.generation import GenerationMixin
+from keras_rnnattn.models.task_contract import TaskContract
 from keras_rnnattn.plotting import plot_attention
 from keras_rnnattn.preset_mixin import PresetMixin
 from keras_rnnattn.text import CharTokenizer
@@ -46,6 +48,8 @@ class TinyModel(PresetMixin, keras.Model):
 class TinyClassifier(TinyModel):
     """`classify(texts) -> (labels, probabilities)`, with a tokenizer and labels."""
 
+    task_contract = TaskContract("classify")
+
     def __init__(self, labels=("neg", "pos"), tokenizer=None, **kwargs):
         kwargs.setdefault("units", len(labels))
         super().__init__(**kwargs)
@@ -69,8 +73,20 @@ class TinyClassifier(TinyModel):
 
 
 @keras.saving.register_keras_serializable(package=PACKAGE)
-class TinyTranslator(TinyModel):
-    """`translate` reverses the words; `plot_attention` draws `scores` as weights."""
+class TinyTranslator(GenerationMixin, TinyModel):
+    """`translate` reverses the words; `plot_attention` draws `scores` as weights.
+
+    Its beam's penalties default to its search settings (a preset's recorded
+    ones), as a `Seq2SeqTask`'s do.
+    """
+
+    task_contract = TaskContract(
+        "translate",
+        methods={
+            "translate": ("beam_size", "max_length", "length_penalty"),
+            "plot_attention": ("beam_size",),
+        },
+    )
 
     def translate(
         self,
@@ -78,9 +94,15 @@ class TinyTranslator(TinyModel):
         beam_size=1,
         max_length=None,
         return_attention=False,
-        length_penalty=0.0,
-        coverage_penalty=0.0,
+        length_penalty=None,
+        coverage_penalty=None,
     ):
+        defaults = self.search_settings
+        beam = beam_size > 1
+        if length_penalty is None:
+            length_penalty = defaults.length_penalty if beam else 0.0
+        if coverage_penalty is None:
+            coverage_penalty = defaults.coverage_penalty if beam else 0.0
         penalty = f", alpha {length_penalty}" if length_penalty else ""
         penalty += f", beta {coverage_penalty}" if coverage_penalty else ""
         out = [
@@ -102,6 +124,20 @@ class TinyTranslator(TinyModel):
 class TinyGenerator(TinyModel):
     """`generate` echoes the prompt and the sampling arguments it received."""
 
+    task_contract = TaskContract(
+        "generate",
+        methods={
+            "generate": (
+                "max_length",
+                "temperature",
+                "top_k",
+                "top_p",
+                "seed",
+                "max_new_tokens",
+            )
+        },
+    )
+
     def generate(
         self,
         prompt,
@@ -121,6 +157,8 @@ class TinyGenerator(TinyModel):
 @keras.saving.register_keras_serializable(package=PACKAGE)
 class TinyTagger(TinyModel):
     """`tag` tags words longer than two characters N, the others X."""
+
+    task_contract = TaskContract("tag")
 
     def tag(self, texts):
         return [

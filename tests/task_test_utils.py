@@ -105,15 +105,16 @@ def run_export_test(model, texts, tmp_path, max_length=8):
 
 # --- Reading each kind of application --------------------------------------------
 def task_io(model):
-    """The reader for `model`, chosen by its strings-out method."""
-    for cls in (_Translate, _Classify, _Tag, _Generate):
-        if callable(getattr(model, cls.method, None)):
-            return cls(model)
-    raise ValueError(
-        "run_task_test reads models with one of the methods "
-        f"{[c.method for c in (_Translate, _Classify, _Tag, _Generate)]}. "
-        f"Received: {type(model).__name__}"
-    )
+    """The reader for `model`, chosen by the text method its class declares
+    (`task_contract.text_method`)."""
+    readers = {cls.method: cls for cls in (_Translate, _Classify, _Tag, _Generate)}
+    method = model.task_contract.text_method
+    if method not in readers:
+        raise ValueError(
+            f"run_task_test reads models whose text method is one of "
+            f"{sorted(readers)}. Received: {type(model).__name__} ({method})"
+        )
+    return readers[method](model)
 
 
 def _np(x):
@@ -140,7 +141,7 @@ class _TaskIO:
 
     @property
     def tokenizer(self):
-        return self.model.tokenizer
+        return self.model.task_contract.input_tokenizer_of(self.model)
 
     @property
     def vocabulary_size(self):
@@ -399,12 +400,8 @@ class _Translate(_TaskIO):
     needs_targets = False  # the sources stand in as targets
 
     @property
-    def tokenizer(self):
-        return self.model.source_tokenizer
-
-    @property
     def vocabulary_size(self):
-        return self.model.source_tokenizer.vocabulary_size
+        return self.tokenizer.vocabulary_size
 
     def strings(self, texts):
         out = self.model.translate(texts)  # greedy: beams have their own tests

@@ -166,6 +166,21 @@ def test_translate_beam_defaults_to_the_presets_validated_length_penalty(run):
     assert code == 2 and "expected a float >= 0" in err
 
 
+def test_python_and_the_cli_share_the_presets_search_defaults(run):
+    # One default per preset: the Ding recipe's length penalty (1.2, recorded
+    # in metadata.json) is the beam's in `translate` and in the CLI alike.
+    preset = os.path.join(REPO, "saved_models", "ding_de_en_bahdanau")
+    sentence = "Wenn du morgen Zeit hast, können wir zusammen in die Stadt fahren."
+    model = Translator.from_preset(preset)
+    assert model.search_settings.length_penalty == 1.2
+    python = model.translate([sentence], beam_size=4)
+    assert python == model.translate([sentence], beam_size=4, length_penalty=1.2)
+    assert python != model.translate([sentence], beam_size=4, length_penalty=0.0)
+    code, out, err = run("translate", "--preset", preset, "--beam", "4", sentence)
+    assert code == 0, err
+    assert out.splitlines() == python
+
+
 def test_translate_reads_stdin_and_keeps_blank_lines_aligned(run):
     calls = []
     original = TinyTranslator.translate

@@ -708,3 +708,41 @@ def test_preset_saved_here_loads_on_the_next_backend(classifier_preset, tmp_path
     np.testing.assert_allclose(
         np.load(tmp_path / "y.npy"), model.predict(features(), verbose=0), atol=1e-6
     )
+
+
+def test_a_presets_search_settings_are_the_models_defaults(tmp_path):
+    # Kept in metadata.json (`search`) by `save_to_preset`, read back by
+    # `from_preset`: the beam's penalty without passing it again.
+    from keras_rnnattn.decoding.search_settings import SearchSettings
+    from keras_rnnattn.models import Translator
+    from keras_rnnattn.text import CharTokenizer
+
+    tok = CharTokenizer().fit(["abcd"])
+    model = Translator(tok, tok, embedding_dim=4, units=4, max_target_length=6)
+    model.set_search_defaults(SearchSettings(length_penalty=0.7))
+    folder = model.save_to_preset(str(tmp_path / "alpha"))
+    with open(os.path.join(folder, "metadata.json"), encoding="utf-8") as file:
+        recorded = json.load(file)["search"]
+    assert SearchSettings.from_config(recorded) == SearchSettings(length_penalty=0.7)
+    loaded = Translator.from_preset(folder)
+    assert loaded.search_defaults == model.search_defaults
+    assert loaded.search_settings.length_penalty == 0.7
+    assert presets.preset_length_penalty(folder) == 0.7
+    texts = ["abcd", "dcb"]
+    with_default = loaded.translate(texts, beam_size=3)
+    assert with_default == loaded.translate(texts, beam_size=3, length_penalty=0.7)
+    assert with_default == model.translate(texts, beam_size=3, length_penalty=0.7)
+    # `compile(sampler=...)` changes the method, not the preset's penalty.
+    loaded.compile(sampler="beam")
+    assert loaded.search_settings == SearchSettings(
+        "beam", beam_size=5, length_penalty=0.7
+    )
+    loaded.compile(sampler=SearchSettings("beam", beam_size=2))
+    assert loaded.search_settings.length_penalty == 0.0
+    loaded.compile()
+    assert loaded.search_settings == loaded.search_defaults
+    # A model without recorded settings keeps its class's.
+    plain = Translator(tok, tok, embedding_dim=4, units=4)
+    assert "search" not in presets.preset_metadata(
+        plain.save_to_preset(str(tmp_path / "plain"))
+    )

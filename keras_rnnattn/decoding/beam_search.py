@@ -1,7 +1,5 @@
 """Beam search with GNMT length and coverage penalties and n-best output."""
 
-import math
-import numbers
 from typing import Any, NamedTuple
 
 import keras
@@ -20,6 +18,7 @@ from keras_rnnattn.decoding._common import (
     write_column,
     zero_history,
 )
+from keras_rnnattn.decoding.search_settings import SearchSettings
 from keras_rnnattn.ops import device_scalar
 
 _NEG_INF = float("-inf")
@@ -37,6 +36,7 @@ def beam_search(
     num_return_sequences=1,
     return_alignments=False,
     return_state=False,
+    settings=None,
 ):
     """Decodes with beam search; returns the n best hypotheses of every row.
 
@@ -103,6 +103,10 @@ def beam_search(
         return_alignments: bool; also return each hypothesis's alignments.
             Needs `next_fn` to return the alignment.
         return_state: bool; also return each hypothesis's final model state.
+        settings: optional `keras_rnnattn.decoding.SearchSettings`; its `beam_size`,
+            `length_penalty`, `coverage_penalty` and `num_return_sequences`
+            replace the arguments of those names (a model's settings, a
+            preset's recorded penalties, pass through unchanged).
 
     Returns:
         `(tokens, scores)`: `tokens` `(B, num_return_sequences, max_length)`
@@ -165,21 +169,18 @@ def beam_search(
     """
     end_id = check_end_id(end_id)
     max_length = check_int("max_length", max_length)
-    beam_size = check_int("beam_size", beam_size)
-    num_return_sequences = check_int("num_return_sequences", num_return_sequences)
-    if num_return_sequences > beam_size:
-        raise ValueError(
-            "`num_return_sequences` must be <= `beam_size` (raise `beam_size` "
-            f"to get more hypotheses). Received: num_return_sequences="
-            f"{num_return_sequences}, beam_size={beam_size}"
+    if settings is None:  # the settings are checked where they are made
+        settings = SearchSettings(
+            "beam",
+            beam_size=beam_size,
+            length_penalty=length_penalty,
+            coverage_penalty=coverage_penalty,
+            num_return_sequences=num_return_sequences,
         )
-    length_penalty = _check_real("length_penalty", length_penalty)
-    coverage_penalty = _check_real("coverage_penalty", coverage_penalty)
-    if coverage_penalty < 0:
-        raise ValueError(
-            "`coverage_penalty` must be >= 0 (0 turns it off). "
-            f"Received: coverage_penalty={coverage_penalty}"
-        )
+    beam_size = settings.beam_size
+    num_return_sequences = settings.num_return_sequences
+    length_penalty = settings.length_penalty
+    coverage_penalty = settings.coverage_penalty
 
     start_ids = ops.cast(ops.convert_to_tensor(start_ids), "int32")  # (B,)
     # One call on the B rows, only to learn the vocabulary size and whether
@@ -498,11 +499,3 @@ def _gather_beams(x, beam_ids):
     flat = ops.reshape(x, (-1,) + rest)  # (B * M, ...)
     picked = ops.take(flat, _flat_index(beam_ids, x.shape[1]), axis=0)  # (B * C, ...)
     return ops.reshape(picked, (-1, beam_ids.shape[1]) + rest)
-
-
-def _check_real(name, value):
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise ValueError(f"`{name}` must be a Python float. Received: {name}={value!r}")
-    if not math.isfinite(value):
-        raise ValueError(f"`{name}` must be finite. Received: {name}={value}")
-    return float(value)

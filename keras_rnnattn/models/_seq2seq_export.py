@@ -4,7 +4,7 @@ import keras
 import numpy as np
 from keras import ops
 
-from keras_rnnattn.models.task import (
+from keras_rnnattn.models.endpoint import (
     Endpoint,
     flatten_state,
     state_inputs,
@@ -48,18 +48,13 @@ def seq2seq_endpoints(model, options):
         **state_inputs("state", states, b),
         **_memory_inputs(memory, longer, b, s),
     }
-    # The penalties as `translate` passes them: the nonzero ones.
-    penalties = {
-        name: options[name]
-        for name in ("length_penalty", "coverage_penalty")
-        if options[name]
-    }
     # With attention, the searches also return the alignments of their tokens.
     aligned = model.has_attention
+    beam = {name: options[name] for name in ("length_penalty", "coverage_penalty")}
     searches = {
         "greedy": model.search_fn(1, max_length, return_alignments=aligned),
         "beam_search": model.search_fn(
-            options["beam_size"], max_length, return_alignments=aligned, **penalties
+            options["beam_size"], max_length, return_alignments=aligned, **beam
         ),
     }
 

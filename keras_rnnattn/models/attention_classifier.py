@@ -6,7 +6,7 @@ import numpy as np
 from keras_rnnattn.layers.attention_pooling import AttentionPooling
 from keras_rnnattn.layers.masked_sequence import LastOutput, MaskedMean
 from keras_rnnattn.layers.recurrent import recurrent_encoder
-from keras_rnnattn.models.task import TextTask, embedding_and_mask
+from keras_rnnattn.models.task import TaskContract, TextTask, embedding_and_mask
 from keras_rnnattn.text import inputs as text_utils
 
 POOLINGS = ("attention", "structured", "mean", "last")
@@ -81,6 +81,15 @@ class AttentionClassifier(TextTask, keras.Model):
     preset_head_keys = ("num_classes", "labels", "multi_label")
     preset_head_resets = ("num_classes", "labels")
     preset_head_layers = ("output_dense",)
+
+    task_contract = TaskContract(
+        "classify",
+        methods={
+            "classify": ("threshold", "batch_size"),
+            "explain": ("batch_size",),
+            "plot_attention": ("ax", "cmap"),
+        },
+    )
 
     def __init__(
         self,

@@ -1,42 +1,28 @@
 """A recurrent language model whose output at t attends over its previous states."""
 
-import functools
-
 import keras
 import numpy as np
 from keras import ops
 
-from keras_rnnattn._backend import no_grad
-from keras_rnnattn.decoding.sampling import draw_uniforms
+from keras_rnnattn.decoding.search_settings import SearchSettings
 from keras_rnnattn.layers.recurrent import recurrent_layer
 from keras_rnnattn.layers.sequence_self_attention import (
     SCORE_NAMES,
     SequenceSelfAttention,
 )
-from keras_rnnattn.models._samplers import (
-    is_keras_hub_sampler,
-    resolve_sampler,
-    run_keras_hub_sampler,
-)
-from keras_rnnattn.models.task import (
+from keras_rnnattn.models._lm_generation import LanguageModelGeneration
+from keras_rnnattn.models.endpoint import (
     Endpoint,
-    TextTask,
-    embedding_and_mask,
     flatten_state,
     state_inputs,
     unflatten_state,
 )
+from keras_rnnattn.models.task import TaskContract, TextTask, embedding_and_mask
 from keras_rnnattn.text import inputs as text_utils
 
 
-def _where_rows(keep, new, old):
-    """`new` in the rows where `keep` `(B,)` is True, else `old`."""
-    keep = ops.reshape(keep, (-1,) + (1,) * (len(old.shape) - 1))
-    return ops.where(keep, new, old)
-
-
 @keras.saving.register_keras_serializable(package="keras_rnnattn")
-class AttentiveLanguageModel(TextTask, keras.Model):
+class AttentiveLanguageModel(LanguageModelGeneration, TextTask, keras.Model):
     """An RNN language model with causal attention over its previous hidden states.
 
     For token ids x_1..x_T (the text with a begin-of-sequence token first):
@@ -96,6 +82,26 @@ class AttentiveLanguageModel(TextTask, keras.Model):
     >>> lm.predict(x, verbose=0).shape
     (2, 4, 20)
     """
+
+    # Without a sampler `generate` samples at temperature 1 (keras-hub's
+    # `compile(sampler=...)` sets another).
+    default_search_settings = SearchSettings("sample")
+    task_contract = TaskContract(
+        "generate",
+        methods={
+            "generate": (
+                "max_length",
+                "max_new_tokens",
+                "temperature",
+                "top_k",
+                "top_p",
+                "seed",
+                "strip_prompt",
+            ),
+            "perplexity": ("batch_size",),
+        },
+        export_options=("max_length", "temperature", "top_k", "top_p"),
+    )
 
     def __init__(
         self,
@@ -288,349 +294,6 @@ class AttentiveLanguageModel(TextTask, keras.Model):
 
     next_logits = next_fn
 
-    def _check_room(self, longest, max_length, owner, name="max_length"):
-        """`max_length` (default: all the room there is) for prompts of at most
-        `longest` positions, the begin token included: prompt and generated
-        tokens but the last must fit the model's `max_length` positions."""
-        room = self.max_length - longest + 1
-        if room < 1:
-            raise ValueError(
-                f"{owner}: the prompt has {longest - 1} tokens but the model reads "
-                f"at most {self.max_length - 1} (max_length={self.max_length}, one "
-                "position is the begin token): shorten the prompt."
-            )
-        if max_length is None:
-            max_length = room
-        if not isinstance(max_length, int) or max_length < 1 or max_length > room:
-            raise ValueError(
-                f"{owner}: `{name}` must be an int in [1, {room}] for this "
-                f"prompt of {longest - 1} tokens (the model's limit is "
-                f"{self.max_length} positions). Received: {name}={max_length}"
-            )
-        return max_length
-
-    def generate_ids(
-        self,
-        prompt_ids,
-        uniforms=None,
-        max_length=None,
-        temperature=1.0,
-        top_k=None,
-        top_p=None,
-        beam_size=1,
-    ):
-        """Generated token ids for prompt ids: greedy search, beam search, or
-        sampling with the uniform numbers given.
-
-        Compiled on JAX and TensorFlow once per shape and setting (as
-        `Translator.generate_ids`). The padding, unknown and begin tokens are
-        never generated.
-
-        Args:
-            prompt_ids: int `(B, P)`, each row the begin token and the prompt's
-                tokens, right-padded with the pad id.
-            uniforms: optional float `(L, B)` in [0, 1): sample with these
-                numbers (`decoding.sampling.draw_uniforms`); None: greedy
-                search.
-            max_length: int, the most tokens generated (default: as many as
-                fit); with `uniforms`, their `L`.
-            temperature, top_k, top_p: the sampling settings (with `uniforms`).
-            beam_size: int, beam search with this many beams when above 1
-                (without `uniforms`): the best sequence of each row.
-
-        Returns:
-            `(tokens, scores)` as NumPy arrays, `(B, L)` and `(B,)`.
-        """
-        owner = self._caller("generate_ids")
-        prompt_ids = text_utils.check_token_ids(prompt_ids, self.vocabulary_size, owner)
-        longest = max(int(np.max(np.sum(prompt_ids != self.pad_id, axis=1))), 1)
-        if uniforms is not None:
-            uniforms = np.asarray(uniforms, dtype="float32")  # (L, B)
-            if max_length not in (None, uniforms.shape[0]):
-                raise ValueError(
-                    f"{owner}: with `uniforms`, `max_length` is their length "
-                    f"{uniforms.shape[0]} (or None). Received: max_length={max_length}"
-                )
-            max_length = int(uniforms.shape[0])
-        max_length = self._check_room(longest, max_length, owner)
-        if uniforms is None:
-            beam_size = int(beam_size)
-            search = self._compiled(
-                ("greedy", max_length, beam_size),
-                lambda: functools.partial(
-                    self._generate_fn, max_length=max_length, beam_size=beam_size
-                ),
-            )
-            tokens, scores = search(prompt_ids)
-        else:
-            settings = {"temperature": temperature, "top_k": top_k, "top_p": top_p}
-            search = self._compiled(
-                ("sample", max_length, temperature, top_k, top_p),
-                lambda: functools.partial(self._generate_fn, **settings),
-            )
-            tokens, scores = search(prompt_ids, uniforms)
-        return ops.convert_to_numpy(tokens), ops.convert_to_numpy(scores)
-
-    def _generate_fn(
-        self,
-        token_ids,
-        uniforms=None,
-        max_length=None,
-        temperature=1.0,
-        top_k=None,
-        top_p=None,
-        beam_size=1,
-    ):
-        """Prompts `(B, P)` -> `(tokens (B, L), scores (B,))`, as one graph.
-
-        The prompts run through `next_fn` but their last token (rows of
-        different lengths step together; a row whose prompt has ended keeps its
-        state), then greedy search for `max_length` tokens (`uniforms=None`) or
-        `sample_with_uniforms` with the uniforms `(L, B)`. keras.ops only:
-        `generate_ids` compiles it, `export_endpoints` traces it.
-        """
-        from keras_rnnattn.decoding import greedy_search
-        from keras_rnnattn.decoding.sampling import sample_with_uniforms
-
-        token_ids = ops.cast(token_ids, "int32")  # (B, P)
-        lengths = ops.sum(ops.cast(ops.not_equal(token_ids, self.pad_id), "int32"), 1)
-        lengths = ops.maximum(lengths, 1)  # (B,): the begin token at least
-
-        def prefill(t, state):
-            active = ops.less(t, lengths - 1)  # (B,)
-            _, stepped = self.next_fn(ops.take(token_ids, t, axis=1), state)
-            return keras.tree.map_structure(
-                functools.partial(_where_rows, active), stepped, state
-            )
-
-        state = self.initial_state(ops.shape(token_ids)[0])
-        state = ops.fori_loop(0, ops.shape(token_ids)[1] - 1, prefill, state)
-        start_ids = ops.take_along_axis(token_ids, ops.expand_dims(lengths - 1, 1), 1)
-        never = np.zeros((self.vocabulary_size,), "float32")
-        never[self.pad_id] = -1e9
-        # Without a tokenizer no id ends a text: the end id is out of range.
-        eos = self.vocabulary_size
-        if self.tokenizer is not None:
-            never[[int(self.tokenizer.unk_id), int(self.tokenizer.bos_id)]] = -1e9
-            eos = int(self.tokenizer.eos_id)
-        never = ops.convert_to_tensor(never)  # (V,): -1e9 on ids never generated
-
-        def allowed_next(ids, state):
-            logits, state = self.next_fn(ids, state)
-            return ops.cast(logits, "float32") + never, state  # (B, V)
-
-        if uniforms is None and beam_size > 1:
-            from keras_rnnattn.decoding import beam_search
-
-            tokens, scores = beam_search(
-                allowed_next, state, start_ids[:, 0], eos, max_length, beam_size
-            )
-            return tokens[:, 0], scores[:, 0]
-        if uniforms is None:
-            return greedy_search(allowed_next, state, start_ids[:, 0], eos, max_length)
-        return sample_with_uniforms(
-            allowed_next,
-            state,
-            start_ids[:, 0],
-            eos,
-            uniforms,
-            temperature,
-            top_k,
-            top_p,
-        )
-
-    def compile(
-        self, optimizer="adam", loss="auto", metrics="auto", sampler=None, **kwargs
-    ):
-        """`TextTask.compile`, with `sampler`: how `generate` decodes.
-
-        `sampler` as in keras-hub: `"greedy"`, `"beam"` (this library's beam
-        search, 5 beams), `"top_k"` (k = 5), `"top_p"` (p = 0.1), `"random"`,
-        or a `keras_hub.samplers.Sampler` (its own loop over `next_fn`); None
-        (the default) samples at temperature 1. `generate`'s own
-        `temperature`, `top_k` and `top_p` take precedence when given.
-        """
-        object.__setattr__(
-            self, "_sampler", resolve_sampler(sampler, self._caller("compile"))
-        )
-        super().compile(optimizer=optimizer, loss=loss, metrics=metrics, **kwargs)
-
-    def generate(
-        self,
-        prompt,
-        max_length=None,
-        temperature=None,
-        top_k=None,
-        top_p=None,
-        seed=None,
-        max_new_tokens=None,
-        strip_prompt=False,
-    ):
-        """Continues a prompt, with the sampler of `compile` or the settings given.
-
-        keras-hub's `CausalLM.generate`: `max_length` counts the whole
-        sequence, the begin token and the prompt included; `max_new_tokens`
-        counts the generated tokens alone.
-
-        Args:
-            prompt: a string or a list of strings (may be empty).
-            max_length: int, the most tokens of each whole sequence (begin
-                token, prompt and generated tokens), at most the model's
-                `max_length`. Give this or `max_new_tokens`; with neither,
-                as many tokens as fit in the model's `max_length`.
-            temperature: float; 0 means greedy search. None: the sampler of
-                `compile(sampler=...)` decides (sampling at temperature 1
-                without one).
-            top_k: optional int, sample among the k most likely tokens.
-            top_p: optional float, sample from the smallest set of tokens whose
-                probability reaches p (nucleus sampling).
-            seed: optional int; the same seed gives the same text on the same
-                backend. Each backend (JAX, TensorFlow, torch) has its own
-                random stream, so one seed gives other text on another backend.
-            max_new_tokens: int, the most tokens to generate after each
-                prompt.
-            strip_prompt: bool, return the generated text alone, without the
-                prompt.
-
-        Generation stops at the end token. The padding, unknown and begin
-        tokens are never generated. The prompt and the loop run compiled on
-        JAX and TensorFlow (`jax.jit`, `tf.function`), once for each
-        generated length and setting.
-
-        Returns:
-            The prompt's tokens followed by the generated ones (the generated
-            ones alone with `strip_prompt=True`), decoded by the tokenizer: a
-            string, or a list for a list of prompts.
-
-        Example:
-
-        >>> from keras_rnnattn.models import AttentiveLanguageModel
-        >>> lm = AttentiveLanguageModel.from_preset("web_bible_char_lm")
-        >>> lm.compile(sampler="greedy")
-        >>> lm.generate("In the beginning", max_length=27)
-        'In the beginning of the ch'
-        >>> lm.generate("In the beginning", max_new_tokens=10, strip_prompt=True)
-        ' of the ch'
-        """
-        items, single, owner = self._read_texts(prompt, "generate")
-        text_utils.require_tokenizer(self.tokenizer, owner)
-        if not items:
-            return []
-        if max_length is not None and max_new_tokens is not None:
-            raise ValueError(
-                f"{owner}: give `max_length` (the whole sequence) or "
-                "`max_new_tokens`, not both. Received: "
-                f"max_length={max_length}, max_new_tokens={max_new_tokens}"
-            )
-        bos = int(self.tokenizer.bos_id)
-        eos = int(self.tokenizer.eos_id)
-        prompts = [[bos] + [int(t) for t in self.tokenizer.encode(p)] for p in items]
-        lengths = [len(p) for p in prompts]
-        new = max_new_tokens
-        if max_length is not None:
-            if not isinstance(max_length, int) or not (
-                max(lengths) < max_length <= self.max_length
-            ):
-                raise ValueError(
-                    f"{owner}: `max_length` counts the whole sequence (begin "
-                    "token, prompt and new tokens, as in keras-hub): an int in "
-                    f"[{max(lengths) + 1}, {self.max_length}] for these prompts "
-                    f"(the longest has {max(lengths) - 1} tokens). For a number "
-                    "of new tokens pass `max_new_tokens`. Received: "
-                    f"max_length={max_length}"
-                )
-            new = max_length - min(lengths)
-            room = self.max_length - max(lengths) + 1
-            new = min(new, room)
-        new = self._check_room(max(lengths), new, owner, "max_new_tokens")
-        caps = [new if max_length is None else max_length - n for n in lengths]
-        settings = self._generation_settings(temperature, top_k, top_p)
-        if settings.get("method") == "keras_hub":
-            generated = self._keras_hub_generate(settings["sampler"], prompts, new)
-        else:
-            ids = text_utils.pad(prompts, self.pad_id)  # (B, P)
-            # Prompt columns rounded up to a multiple of 8: fewer shapes to compile.
-            ids = np.pad(
-                ids, ((0, 0), (0, -ids.shape[1] % 8)), constant_values=self.pad_id
-            )
-            if settings["method"] == "greedy":
-                tokens, _ = self.generate_ids(ids, max_length=new)
-            elif settings["method"] == "beam":
-                tokens, _ = self.generate_ids(
-                    ids, max_length=new, beam_size=settings["beam_size"]
-                )
-            else:
-                uniforms = draw_uniforms((new, len(prompts)), seed)  # (L, B)
-                tokens, _ = self.generate_ids(
-                    ids,
-                    uniforms,
-                    None,
-                    settings.get("temperature", 1.0),
-                    settings.get("top_k"),
-                    settings.get("top_p"),
-                )
-            generated = [row.tolist() for row in tokens]
-        out = []
-        for p, row, cap in zip(prompts, generated, caps, strict=True):
-            row = row[:cap]
-            if eos in row:
-                row = row[: row.index(eos)]
-            out.append(self.tokenizer.decode(row if strip_prompt else p[1:] + row))
-        return out[0] if single else out
-
-    def _generation_settings(self, temperature, top_k, top_p):
-        """How `generate` decodes: the arguments given, else the compiled
-        sampler, else sampling at temperature 1."""
-        if temperature is not None or top_k is not None or top_p is not None:
-            temperature = 1.0 if temperature is None else temperature
-            if temperature == 0:
-                return {"method": "greedy"}
-            return {
-                "method": "sample",
-                "temperature": temperature,
-                "top_k": top_k,
-                "top_p": top_p,
-            }
-        sampler = getattr(self, "_sampler", None)
-        if sampler is None:
-            return {"method": "sample"}
-        if is_keras_hub_sampler(sampler):
-            return {"method": "keras_hub", "sampler": sampler}
-        return sampler
-
-    def _keras_hub_generate(self, sampler, prompts, new):
-        """The tokens a keras-hub sampler adds after each prompt (lists)."""
-        lengths = [len(p) for p in prompts]
-        start = min(lengths)
-        width = max(lengths) + new
-        full = np.zeros((len(prompts), width), "int32")
-        for row, p in enumerate(prompts):
-            full[row, : len(p)] = p
-        never = np.zeros((self.vocabulary_size,), "float32")
-        never[
-            [self.pad_id, int(self.tokenizer.unk_id), int(self.tokenizer.bos_id)]
-        ] = -1e9
-        never = ops.convert_to_tensor(never)
-
-        def allowed_next(ids, state):
-            logits, state = self.next_fn(ids, state)
-            return ops.cast(logits, "float32") + never, state
-
-        with no_grad():
-            state = self.initial_state(len(prompts))
-            for t in range(start - 1):  # the columns every prompt has
-                _, state = self.next_fn(ops.convert_to_tensor(full[:, t]), state)
-            tokens = run_keras_hub_sampler(
-                sampler,
-                allowed_next,
-                state,
-                full,
-                start,
-                int(self.tokenizer.eos_id),
-                model=self,
-            )
-        return [tokens[row, n : n + new].tolist() for row, n in enumerate(lengths)]
-
     # --- Export -----------------------------------------------------------------
     def check_export_options(self, options):
         """`max_length` (the exported loops' length) defaults to, and may not
@@ -662,14 +325,15 @@ class AttentiveLanguageModel(TextTask, keras.Model):
                 **flatten_state("state", state),
             }
 
+        settings = self.search_settings.replace(
+            method="sample",
+            temperature=options["temperature"],
+            top_k=options["top_k"],
+            top_p=options["top_p"],
+        )
+
         def sample(token_ids, uniforms):
-            tokens, scores = self._generate_fn(
-                token_ids,
-                uniforms,
-                temperature=options["temperature"],
-                top_k=options["top_k"],
-                top_p=options["top_p"],
-            )
+            tokens, scores = self._generate_fn(token_ids, uniforms, settings=settings)
             return {"tokens": tokens, "scores": scores}
 
         return [

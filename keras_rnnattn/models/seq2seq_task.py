@@ -7,22 +7,16 @@ import numpy as np
 from keras import ops
 
 from keras_rnnattn._backend import no_grad
-from keras_rnnattn.decoding.sampling import draw_uniforms
 from keras_rnnattn.models._optimizers import InPlaceAdam
-from keras_rnnattn.models._samplers import (
-    is_keras_hub_sampler,
-    resolve_sampler,
-    run_keras_hub_sampler,
-)
 from keras_rnnattn.models._seq2seq_export import seq2seq_endpoints
+from keras_rnnattn.models._seq2seq_samples import check_pairs
+from keras_rnnattn.models._seq2seq_search import Seq2SeqSearch
 from keras_rnnattn.models.losses import MaskedAccuracy, MaskedSparseCrossEntropy
-from keras_rnnattn.models.task import TextTask
-from keras_rnnattn.ops import device_scalar
-from keras_rnnattn.text import inputs as text_inputs
+from keras_rnnattn.models.task import TaskContract, TextTask
 from keras_rnnattn.text.serialization import as_tokenizer
 
 
-class Seq2SeqTask(TextTask, keras.Model):
+class Seq2SeqTask(Seq2SeqSearch, TextTask, keras.Model):
     """Base of the translators: text handling, search and plots over four hooks.
 
     A subclass is a model from source ids to target logits that implements:
@@ -65,6 +59,18 @@ class Seq2SeqTask(TextTask, keras.Model):
     >>> isinstance(model, Seq2SeqTask), model.has_attention
     (True, True)
     """
+
+    _BEAM = ("beam_size", "max_length", "length_penalty", "coverage_penalty")
+    task_contract = TaskContract(
+        "translate",
+        input_tokenizer="source_tokenizer",
+        methods={
+            "translate": _BEAM + ("return_attention",),
+            "generate": ("max_length", "max_new_tokens", "strip_prompt"),
+            "plot_attention": _BEAM,
+        },
+        export_options=_BEAM,
+    )
 
     def __init__(
         self,
@@ -155,14 +161,10 @@ class Seq2SeqTask(TextTask, keras.Model):
         cross-entropy from logits ignoring the pad id 0 (averaged over real
         tokens), and the accuracy over real tokens. `label_smoothing` (ε, used
         by the default loss only) trains against (1 - ε) on the label and ε
-        spread over the vocabulary. `sampler` is how `generate` decodes, as
-        in keras-hub: `"greedy"` (the default), `"beam"` (this library's beam
-        search, 5 beams), `"top_k"` (k = 5), `"top_p"` (p = 0.1), `"random"`,
-        or a `keras_hub.samplers.Sampler` (its own loop over `next_fn`).
+        spread over the vocabulary. `sampler` is how `generate` decodes
+        (`GenerationMixin.compile`): None keeps the model's search settings
+        (greedy search, with a preset's recorded penalties for beams).
         """
-        object.__setattr__(
-            self, "_sampler", resolve_sampler(sampler, self._caller("compile"))
-        )
         if optimizer is None:
             optimizer = InPlaceAdam(learning_rate=1e-3, global_clipnorm=5.0)
         if loss is None:
@@ -174,7 +176,9 @@ class Seq2SeqTask(TextTask, keras.Model):
             )
         if metrics is None:
             metrics = [MaskedAccuracy(pad_id=0)]
-        super().compile(optimizer=optimizer, loss=loss, metrics=metrics, **kwargs)
+        super().compile(
+            optimizer=optimizer, loss=loss, metrics=metrics, sampler=sampler, **kwargs
+        )
 
     # Training data.
     def preprocess_samples(self, x, y=None, owner=None, with_targets=True):
@@ -199,86 +203,7 @@ class Seq2SeqTask(TextTask, keras.Model):
         Returns:
             `(x, y)`, checked; a ValueError that names the fix otherwise.
         """
-        owner = owner or type(self).__name__
-        fix = (
-            "Pass `x, y = model.encode_pairs(source_texts, target_texts)`, then "
-            "`fit(x, y)`"
-        )
-        dataset = text_inputs.as_dataset(x)
-        if dataset is not None and not with_targets:
-            return x, y  # `predict`: its elements may or may not hold targets
-        if dataset is not None:
-            x_spec, y_spec, _ = text_inputs.dataset_parts(dataset, owner, True)
-            if not isinstance(x_spec, tuple) or len(x_spec) != 2:
-                raise ValueError(
-                    f"{owner}: the dataset must yield ((source_ids, target_in_ids), "
-                    f"target_out_ids). {fix}, and build the dataset from "
-                    "`tf.data.Dataset.from_tensor_slices((x, y)).batch(n)`. "
-                    f"Received: element_spec={dataset.element_spec}"
-                )
-            for spec, what in zip(
-                (*x_spec, y_spec), ("source ids", "target input ids", "target ids")
-            ):
-                text_inputs.check_ids_spec(spec, owner, what=what)
-            return x, y
-        if not isinstance(x, (tuple, list, np.ndarray, str)):
-            return x, y  # a keras.utils.PyDataset, a generator: Keras reads them
-        if text_inputs.is_text(x):
-            if isinstance(x, (str, bytes)):
-                raise ValueError(
-                    f"{owner}: texts must be a list of sources, not one string. "
-                    f"Received: x={x!r}"
-                )
-            if y is None:
-                raise ValueError(
-                    f"{owner}: source texts need their target texts, "
-                    "`fit(source_texts, target_texts)` (to translate, call "
-                    f"`translate` or `generate`). Received: x={list(x)[:2]!r}, y=None"
-                )
-            if not text_inputs.is_text(y) or isinstance(y, (str, bytes)):
-                raise ValueError(
-                    f"{owner}: source texts need a list of target texts, one per "
-                    f"source. Received: y of type {type(y).__name__}"
-                )
-            sources, _ = text_inputs.as_text_list(x, owner)
-            targets, _ = text_inputs.as_text_list(y, owner)
-            if len(sources) != len(targets):
-                raise ValueError(
-                    f"{owner}: {len(sources)} source texts but {len(targets)} "
-                    "target texts: give one target per source."
-                )
-            return self.encode_pairs(sources, targets)
-        if (
-            y is None
-            and isinstance(x, (tuple, list))
-            and len(x) == 2
-            and isinstance(x[0], (tuple, list))
-        ):
-            raise ValueError(
-                f"{owner}: x is the whole result of `encode_pairs`, "
-                "((source_ids, target_in_ids), target_out_ids), passed as the "
-                f"inputs. {fix}."
-            )
-        if not isinstance(x, (tuple, list)) or len(x) != 2:
-            raise ValueError(
-                f"{owner}: x must be (source_ids, target_in_ids). {fix}. "
-                f"Received: x of type {type(x).__name__}"
-            )
-        source = text_inputs.check_token_ids(
-            x[0], self.source_tokenizer.vocabulary_size, f"{owner} (source ids)"
-        )
-        target_size = self.target_tokenizer.vocabulary_size
-        target_in = text_inputs.check_token_ids(
-            x[1], target_size, f"{owner} (target input ids)"
-        )
-        if y is not None:
-            y = text_inputs.check_token_ids(y, target_size, f"{owner} (target ids)")
-            if np.shape(y) != np.shape(target_in):
-                raise ValueError(
-                    f"{owner}: the target ids must have the target inputs' shape "
-                    f"{np.shape(target_in)}. {fix}. Received shape {np.shape(y)}"
-                )
-        return (source, target_in), y
+        return check_pairs(self, x, y, owner, with_targets)
 
     # Text.
     def encode_source(self, texts, truncate=False):
@@ -341,177 +266,14 @@ class Seq2SeqTask(TextTask, keras.Model):
         target_out = target[:, 1:]
         return (source, target_in.astype("int32")), target_out.astype("int32")
 
-    # Search.
-    def _target_bias(self, token_ids, at, elsewhere):
-        """`(V,)` float32: `at` on `token_ids` of the target vocabulary, else
-        `elsewhere`. Made on the device from `arange`, not copied at each step.
-        """
-        ids = ops.arange(self.target_tokenizer.vocabulary_size, dtype="int32")
-        hit = None
-        for token_id in token_ids:
-            equal = ops.equal(ids, device_scalar(token_id, "int32"))
-            hit = equal if hit is None else ops.logical_or(hit, equal)
-        return ops.where(
-            hit, device_scalar(at, "float32"), device_scalar(elsewhere, "float32")
-        )
-
-    def _never_generated(self):
-        """`(V,)` float32: -1e9 at pad and bos (never produced), 0 elsewhere."""
-        tok = self.target_tokenizer
-        return self._target_bias((tok.pad_id, tok.bos_id), -1e9, 0.0)
-
-    def _next_fn_with_row_limits(self, token_ids, state):
-        """`next_fn` that forces the end token in rows past their length limit."""
-        out = self.next_fn(token_ids, state["model"])
-        # (V,): 0 at the end token, -1e9 elsewhere
-        only_eos = self._target_bias((self.target_tokenizer.eos_id,), 0.0, -1e9)
-        over = ops.greater_equal(state["step"], state["limit"])[:, None]  # (N, 1)
-        logits = ops.where(over, only_eos[None], out[0])
-        new_state = {
-            "model": out[1],
-            "step": state["step"] + 1,
-            "limit": state["limit"],
-        }
-        return (logits, new_state) + tuple(out[2:])
-
-    def search_fn(
-        self,
-        beam_size=1,
-        max_length=None,
-        per_row=False,
-        return_alignments=False,
-        **beam_kwargs,
-    ):
-        """A traceable `source_ids -> (tokens, scores)` with fixed search settings.
-
-        What `generate_ids` compiles and `export_endpoints` exports: a function
-        of tensors only, for `jax.jit`, `tf.function` or eager torch.
-
-        Args:
-            beam_size: int >= 1; 1 without `beam_kwargs` is greedy search.
-            max_length: int >= 1, the most tokens produced; None uses
-                `max_target_length`.
-            per_row: bool; row b also ends (its end token forced) after
-                `2 * S_b + 10` tokens, S_b its source length, as if decoded
-                alone.
-            return_alignments: bool, the function also returns the attention
-                weights of the returned sequences (a model with attention).
-            **beam_kwargs: `length_penalty`, `coverage_penalty`,
-                `num_return_sequences` of `beam_search`.
-
-        Returns:
-            The function; its `tokens, scores[, alignments]` are shaped as in
-            `generate_ids`.
-        """
-        from keras_rnnattn.decoding import beam_search, greedy_search
-
-        beam_size = self._positive_int("beam_size", beam_size)
-        max_length = self._positive_int(
-            "max_length", max_length or self.max_target_length
-        )
-        bos, eos = self.target_tokenizer.bos_id, self.target_tokenizer.eos_id
-        next_fn = self._next_fn_with_row_limits if per_row else self.next_fn
-
-        def search(source_ids):
-            state = self.initial_state(source_ids)
-            start = ops.full((ops.shape(source_ids)[0],), bos, dtype="int32")
-            if per_row:
-                lengths = ops.sum(ops.cast(ops.not_equal(source_ids, 0), "int32"), 1)
-                state = {
-                    "model": state,
-                    "step": ops.zeros_like(lengths),  # (B,) tokens produced
-                    "limit": ops.minimum(2 * lengths + 10, max_length),  # (B,)
-                }
-            if beam_size == 1 and not beam_kwargs:
-                return greedy_search(
-                    next_fn,
-                    state,
-                    start,
-                    eos,
-                    max_length,
-                    return_alignments=return_alignments,
-                )
-            results = beam_search(
-                next_fn,
-                state,
-                start,
-                eos,
-                max_length,
-                beam_size=beam_size,
-                return_alignments=return_alignments,
-                **beam_kwargs,
-            )
-            if beam_kwargs.get("num_return_sequences", 1) == 1:
-                results = tuple(result[:, 0] for result in results)
-            return results
-
-        return search
-
-    def generate_ids(
-        self,
-        source_ids,
-        beam_size=1,
-        max_length=None,
-        return_alignments=False,
-        **beam_kwargs,
-    ):
-        """Token ids for source ids: greedy search, or beam search if beam_size > 1.
-
-        Args:
-            source_ids: int `(B, S)`, ids in `[0, source vocabulary size)`;
-                anything else raises one ValueError naming the fix.
-            beam_size: int >= 1.
-            max_length: int >= 1, the most tokens produced; None gives each
-                row `min(max_target_length, 2 * its source length + 10)`
-                (so a row's output does not depend on the rest of the batch).
-            return_alignments: bool, also return the attention weights of the
-                returned sequences, from the search itself (a model with
-                attention): `(B, max_length, S)`, or `(B, n, max_length, S)`,
-                zero after each sequence's end token.
-            **beam_kwargs: `length_penalty`, `coverage_penalty`,
-                `num_return_sequences` of `beam_search`.
-
-        Returns:
-            `(tokens, scores)` as NumPy arrays: `(B, max_length)` and `(B,)` for
-            greedy and for beam search with one returned sequence, else
-            `(B, n, max_length)` and `(B, n)`; then the alignments if asked.
-        """
-        if return_alignments and not self.has_attention:
-            raise ValueError(
-                f"{type(self).__name__} has no attention (attention='none'). "
-                "Received: return_alignments=True"
-            )
-        beam_size = self._positive_int("beam_size", beam_size)
-        if source_ids is not None and not isinstance(source_ids, (list, tuple)):
-            source_ids = np.asarray(ops.convert_to_numpy(source_ids))
-        source_ids = text_inputs.check_token_ids(
-            source_ids,
-            self.source_tokenizer.vocabulary_size,
-            f"{type(self).__name__}.generate_ids",
-        )
-        per_row = max_length is None
-        if per_row:
-            max_length = min(self.max_target_length, 2 * source_ids.shape[1] + 10)
-        max_length = self._positive_int("max_length", max_length)
-        return_alignments = bool(return_alignments)
-        key = (beam_size, max_length, per_row, return_alignments)
-        key += (tuple(sorted(beam_kwargs.items())),)
-        search = self._compiled(
-            ("search",) + key,
-            lambda: self.search_fn(
-                beam_size, max_length, per_row, return_alignments, **beam_kwargs
-            ),
-        )
-        return tuple(ops.convert_to_numpy(result) for result in search(source_ids))
-
     def translate(
         self,
         texts,
         beam_size=1,
         max_length=None,
         return_attention=False,
-        length_penalty=0.0,
-        coverage_penalty=0.0,
+        length_penalty=None,
+        coverage_penalty=None,
     ):
         """Translates texts: strings in, strings out.
 
@@ -529,9 +291,12 @@ class Seq2SeqTask(TextTask, keras.Model):
                 (a text translates the same alone or in a batch).
             return_attention: bool, also return the attention weights.
             length_penalty: float α >= 0 of beam search, GNMT's
-                ((5 + |Y|) / 6)^α; larger values favour longer outputs.
+                ((5 + |Y|) / 6)^α; larger values favour longer outputs. None:
+                the model's (`search_settings`: a preset's recorded α, the
+                one `keras-rnnattn translate --beam` and export use).
             coverage_penalty: float β >= 0 of beam search (Wu et al. 2016),
-                rewards hypotheses that attend to every source token.
+                rewards hypotheses that attend to every source token. None:
+                the model's, as for `length_penalty`.
 
         Returns:
             The translation (a str for a str input, else a list of str); with
@@ -548,137 +313,46 @@ class Seq2SeqTask(TextTask, keras.Model):
                 "This model has no attention (attention='none'). "
                 "Received: return_attention=True"
             )
-        source_tok = self.source_tokenizer
-        keep = [
-            i
-            for i, text in enumerate(texts)
-            if text.strip() and source_tok.encode(text)
-        ]
+        penalties = self._penalties(length_penalty, coverage_penalty)
+        self.search_settings_for(beam_size, **penalties)  # checked before running
+        keep, source = self._sources(texts)
         translations = [""] * len(texts)
         attentions = [None] * len(texts)
         if keep:
-            source = self.encode_source([texts[i] for i in keep])
-            penalties = {
-                name: float(value)
-                for name, value in (
-                    ("length_penalty", length_penalty),
-                    ("coverage_penalty", coverage_penalty),
-                )
-                if value
-            }
             tokens, _ = self.generate_ids(source, beam_size, max_length, **penalties)
             for row, i in enumerate(keep):
                 translations[i] = self.target_tokenizer.decode(tokens[row])
             if return_attention:
-                eos = self.target_tokenizer.eos_id
-                weights = self._alignments(source, tokens)
-                for row, i in enumerate(keep):
-                    out = tokens[row].tolist()
-                    n_out = out.index(eos) + 1 if eos in out else len(out)
-                    n_src = int(np.sum(source[row] != 0))
-                    attentions[i] = {
-                        "source_tokens": source_tok.tokenize(texts[i])
-                        + [source_tok.vocabulary.id_to_token(source_tok.eos_id)],
-                        "output_tokens": [
-                            self.target_tokenizer.vocabulary.id_to_token(t)
-                            for t in out[:n_out]
-                        ],
-                        "weights": weights[row, :n_out, :n_src],
-                    }
+                self._attention_entries(texts, keep, source, tokens, attentions)
         result = translations[0] if single else translations
         if return_attention:
             return result, (attentions[0] if single else attentions)
         return result
 
-    def generate(
-        self, inputs, max_length=None, max_new_tokens=None, strip_prompt=False
-    ):
-        """Target texts for source texts, decoded with `compile(sampler=...)`.
+    def _sources(self, texts):
+        """`(keep, source_ids)`: the indices of the texts with tokens, and
+        their source ids (None where there are none)."""
+        tok = self.source_tokenizer
+        keep = [i for i, t in enumerate(texts) if t.strip() and tok.encode(t)]
+        return keep, (self.encode_source([texts[i] for i in keep]) if keep else None)
 
-        keras-hub's `Seq2SeqLM.generate`: the sampler set by `compile` (greedy
-        search if none), strings in and strings out. `translate` does the same
-        with its own keyword arguments (`beam_size`, penalties, attention).
-
-        Args:
-            inputs: a source text or a list of them.
-            max_length: int, the most target tokens; None gives each text
-                `min(max_target_length, 2 * its source length + 10)`. The
-                decoder's prompt is only the begin token, so the whole target
-                sequence and the new tokens are the same here.
-            max_new_tokens: int, the same as `max_length` (keras-hub's and
-                Hugging Face's name for it); give one of the two.
-            strip_prompt: bool, accepted for keras-hub's signature: the
-                output holds no prompt to strip.
-
-        Returns:
-            A str for a str input, else a list of str.
-
-        Example:
-
-        >>> from keras_rnnattn.models import Translator
-        >>> translator = Translator.from_preset("ding_de_en_bahdanau")
-        >>> translator.compile(sampler="beam")
-        >>> translator.generate(["Ich habe keine Zeit."])
-        ['I have no time.']
-        """
-        owner = self._caller("generate")
-        if max_length is not None and max_new_tokens is not None:
-            raise ValueError(
-                f"{owner}: give `max_length` or `max_new_tokens`, not both. "
-                f"Received: max_length={max_length}, max_new_tokens={max_new_tokens}"
-            )
-        limit = max_length if max_new_tokens is None else max_new_tokens
-        limit = self._positive_int("max_length", limit, allow_none=True)
-        sampler = getattr(self, "_sampler", None)
-        if sampler is None or (
-            not is_keras_hub_sampler(sampler) and sampler["method"] != "sample"
-        ):
-            beam_size = 1 if sampler is None else sampler.get("beam_size", 1)
-            return self.translate(inputs, beam_size=beam_size, max_length=limit)
-        texts, single, _ = self._read_texts(inputs, "generate")
-        source_tok = self.source_tokenizer
-        keep = [i for i, t in enumerate(texts) if t.strip() and source_tok.encode(t)]
-        outputs = [""] * len(texts)
-        if keep:
-            source = self.encode_source([texts[i] for i in keep])
-            if limit is None:
-                limit = min(self.max_target_length, 2 * source.shape[1] + 10)
-            tokens = self._sampled_ids(sampler, source, limit)
-            for row, i in enumerate(keep):
-                outputs[i] = self.target_tokenizer.decode(tokens[row])
-        return outputs[0] if single else outputs
-
-    def _sampled_ids(self, sampler, source, max_length):
-        """Tokens `(B, max_length)` drawn by a sampling `sampler` (a settings
-        dict or a keras-hub sampler)."""
-        bos, eos = self.target_tokenizer.bos_id, self.target_tokenizer.eos_id
-        if is_keras_hub_sampler(sampler):
-            prompt = np.zeros((source.shape[0], max_length + 1), "int32")
-            prompt[:, 0] = bos
-            with no_grad():
-                state = self.initial_state(source)
-                tokens = run_keras_hub_sampler(
-                    sampler, self.next_fn, state, prompt, 1, eos, model=self
-                )
-            return tokens[:, 1:]
-        settings = (sampler.get("top_k"), sampler.get("top_p"))
-
-        def make():
-            from keras_rnnattn.decoding.sampling import sample_with_uniforms
-
-            def search(source_ids, uniforms):
-                state = self.initial_state(source_ids)
-                start = ops.full((ops.shape(source_ids)[0],), bos, dtype="int32")
-                return sample_with_uniforms(
-                    self.next_fn, state, start, eos, uniforms, 1.0, *settings
-                )
-
-            return search
-
-        uniforms = draw_uniforms((max_length, source.shape[0]))  # (L, B)
-        search = self._compiled(("sample", max_length) + settings, make)
-        tokens, _ = search(source, uniforms)
-        return ops.convert_to_numpy(tokens)
+    def _attention_entries(self, texts, keep, source, tokens, attentions):
+        """Fills `attentions[i]` for the kept texts (see `translate`)."""
+        source_tok, target_tok = self.source_tokenizer, self.target_tokenizer
+        eos = target_tok.eos_id
+        weights = self._alignments(source, tokens)
+        for row, i in enumerate(keep):
+            out = tokens[row].tolist()
+            n_out = out.index(eos) + 1 if eos in out else len(out)
+            n_src = int(np.sum(source[row] != 0))
+            attentions[i] = {
+                "source_tokens": source_tok.tokenize(texts[i])
+                + [source_tok.vocabulary.id_to_token(source_tok.eos_id)],
+                "output_tokens": [
+                    target_tok.vocabulary.id_to_token(t) for t in out[:n_out]
+                ],
+                "weights": weights[row, :n_out, :n_src],
+            }
 
     def _alignments(self, source, tokens):
         """Attention weights `(B, L, S)` of teacher-forcing the produced tokens.
@@ -693,13 +367,20 @@ class Seq2SeqTask(TextTask, keras.Model):
         return ops.convert_to_numpy(ops.cast(alignments, "float32"))
 
     def plot_attention(
-        self, text, beam_size=1, max_length=None, ax=None, length_penalty=0.0
+        self,
+        text,
+        beam_size=1,
+        max_length=None,
+        ax=None,
+        length_penalty=None,
+        coverage_penalty=None,
     ):
         """A heat map of the attention weights of one translation.
 
         Args:
             text: str, the source.
-            beam_size, max_length, length_penalty: as in `translate`.
+            beam_size, max_length, length_penalty, coverage_penalty: as in
+                `translate`.
             ax: optional matplotlib axes to draw on.
 
         Returns:
@@ -713,6 +394,7 @@ class Seq2SeqTask(TextTask, keras.Model):
             max_length=max_length,
             return_attention=True,
             length_penalty=length_penalty,
+            coverage_penalty=coverage_penalty,
         )
         if attention is None:
             raise ValueError(
@@ -727,17 +409,19 @@ class Seq2SeqTask(TextTask, keras.Model):
         )
 
     # Export.
-    exports_beam_search = True
-
     @property
     def export_length_limit(self):
         """The longest source `keras_rnnattn.export` accepts: `max_source_length`."""
         return self.max_source_length
 
     def check_export_options(self, options):
-        """The export options with `max_length` defaulting to `max_target_length`."""
+        """The export options with `max_length` defaulting to `max_target_length`
+        and the beam's penalties to the model's (`search_settings`)."""
         if options.get("max_length") is None:
             options["max_length"] = self.max_target_length
+        for name in ("length_penalty", "coverage_penalty"):
+            if options.get(name) is None:
+                options[name] = getattr(self.search_settings, name)
         return options
 
     def export_endpoints(self, options):

@@ -6,7 +6,7 @@ import numpy as np
 from keras_rnnattn.layers.masked_sequence import MaskedZeros
 from keras_rnnattn.layers.recurrent import recurrent_encoder
 from keras_rnnattn.layers.sequence_self_attention import SequenceSelfAttention
-from keras_rnnattn.models.task import TextTask, embedding_and_mask
+from keras_rnnattn.models.task import TaskContract, TextTask, embedding_and_mask
 from keras_rnnattn.text import inputs as text_utils
 from keras_rnnattn.text.normalization import detokenize
 from keras_rnnattn.text.punctuation import (
@@ -108,6 +108,11 @@ class SequenceTagger(TextTask, keras.Model):
     preset_head_keys = ("num_tags", "tags")
     preset_head_resets = ("num_tags", "tags")
     preset_head_layers = ("output_dense",)
+
+    task_contract = TaskContract(
+        "tag",
+        methods={"tag": ("batch_size",), "restore_punctuation": ("batch_size",)},
+    )
 
     def __init__(
         self,

@@ -1,7 +1,5 @@
 """`TextTask`: the text-in, text-out shell that every application model shares."""
 
-import typing
-
 import keras
 import numpy as np
 
@@ -9,6 +7,13 @@ from keras_rnnattn._backend import compiled
 from keras_rnnattn.layers.attention_decoder import CELLS
 from keras_rnnattn.layers.masked_sequence import PaddingMask
 from keras_rnnattn.models._text_datasets import encode_text_dataset, is_text_dataset
+from keras_rnnattn.models.endpoint import (  # noqa: F401 (re-exported)
+    Endpoint,
+    flatten_state,
+    state_inputs,
+    unflatten_state,
+)
+from keras_rnnattn.models.task_contract import TaskContract
 from keras_rnnattn.preset_mixin import PresetMixin
 from keras_rnnattn.text import inputs as text_inputs
 from keras_rnnattn.text.serialization import deserialize_tokenizer, serialize_tokenizer
@@ -21,27 +26,6 @@ def _dataset_batch_size(x, kwargs):
     if is_text_dataset(x):
         return kwargs.pop("batch_size", None)
     return None
-
-
-class Endpoint(typing.NamedTuple):
-    """One exported function, described without TensorFlow.
-
-    `keras_rnnattn.export` turns `inputs` into `tf.TensorSpec`s and serves
-    `fn` under `name`.
-
-    Fields:
-        name: str, the signature name (`"serving_default"`, `"decode_step"`).
-        fn: called with one keyword argument per input, returns a dict of
-            tensors (the signature's outputs); keras.ops only.
-        inputs: dict `{name: (shape, dtype)}`, None in a shape for a variable
-            size.
-        description: str, one line for `export.json`.
-    """
-
-    name: str
-    fn: typing.Callable
-    inputs: dict
-    description: str
 
 
 def embedding_initializer():
@@ -90,31 +74,6 @@ def embedding_and_mask(vocabulary_size, embedding_dim, pad_id):
     return token_ids, mask, x, token_embedding
 
 
-def flatten_state(prefix, state):
-    """`{"prefix_0": t, ...}` for a nested decoding state, in `keras.tree` order."""
-    leaves = keras.tree.flatten(state)
-    return {f"{prefix}_{i}": leaf for i, leaf in enumerate(leaves)}
-
-
-def unflatten_state(prefix, template, flat):
-    """The nested state of `template`'s structure from `flatten_state`'s dict."""
-    count = len(keras.tree.flatten(template))
-    return keras.tree.pack_sequence_as(
-        template, [flat[f"{prefix}_{i}"] for i in range(count)]
-    )
-
-
-def state_inputs(prefix, template, batch_size):
-    """Endpoint inputs `{"prefix_i": (shape, dtype)}` of a flattened state."""
-    return {
-        name: (
-            (batch_size,) + tuple(leaf.shape[1:]),
-            keras.backend.standardize_dtype(leaf.dtype),
-        )
-        for name, leaf in flatten_state(prefix, template).items()
-    }
-
-
 class TextTask(PresetMixin):
     """The base of the application models: texts or token ids in, texts out.
 
@@ -132,6 +91,8 @@ class TextTask(PresetMixin):
     - `compile` whose `"auto"` loss and metrics come from `compile_defaults`,
       and `compile_from_config`, `get_config` (subclasses `update` it) and
       `from_config`;
+    - `task_contract`, a `TaskContract` each subclass declares: its text
+      method, input tokenizer and export options;
     - `export_endpoints`, what `keras_rnnattn.export` serves (by default
       `serving_default`, token ids to probabilities), and
       `check_export_options`;
@@ -460,9 +421,10 @@ class TextTask(PresetMixin):
         return cache[key]
 
     # --- Export -----------------------------------------------------------------
-    # The export's beam options (`length_penalty`, `coverage_penalty`) apply only
-    # where a subclass exports a beam search.
-    exports_beam_search = False
+    # What the class declares about its text methods and export options, read
+    # by the CLI, `keras_rnnattn.export` and the test harness; each
+    # application model declares its own.
+    task_contract = TaskContract("predict")
 
     @property
     def export_length_limit(self):

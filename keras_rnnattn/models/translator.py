@@ -1,23 +1,20 @@
 """An RNN encoder-decoder translator with attention: text in, text out."""
 
-import numbers
-
 import keras
 from keras import ops
 
-from keras_rnnattn._backend import cond_differentiable, dense_2d, run_rnn
-from keras_rnnattn.decoding.sampling import draw_uniforms
-from keras_rnnattn.decoding.scheduled import scheduled_sampling
 from keras_rnnattn.layers.attention_decoder import ATTENTIONS, CELLS, AttentionDecoder
 from keras_rnnattn.layers.bahdanau_monotonic_attention import (
     BahdanauMonotonicAttention,
 )
 from keras_rnnattn.layers.luong_monotonic_attention import LuongMonotonicAttention
 from keras_rnnattn.layers.plain_decoder import PlainDecoder
-from keras_rnnattn.layers.recurrent import gather_step, reverse_by_length
 from keras_rnnattn.layers.score_layers import score_layer
+from keras_rnnattn.models._scheduled_sampling import ScheduledSampling
+from keras_rnnattn.models._translator_checks import check_translator_arguments
+from keras_rnnattn.models._translator_encoder import TranslatorEncoder
+from keras_rnnattn.models._translator_readout import TranslatorReadout
 from keras_rnnattn.models.seq2seq_task import Seq2SeqTask
-from keras_rnnattn.ops import device_scalar
 from keras_rnnattn.text.serialization import serialize_tokenizer
 
 BRIDGES = ("dense", "zeros")
@@ -40,19 +37,8 @@ _CONFIG_NAMES = (
 ).split()
 
 
-def _without_none(values):
-    """`values` as a tuple without its None entries (a `cond` branch's results)."""
-    return tuple(v for v in values if v is not None)
-
-
-def _scale_to_norm(x, norm, axis):
-    """`x` scaled to L2 norm `norm` along `axis` (zero vectors stay zero)."""
-    squares = ops.sum(ops.square(x), axis=axis, keepdims=True)
-    return x * (norm * ops.rsqrt(ops.maximum(squares, 1e-12)))
-
-
 @keras.saving.register_keras_serializable(package="keras_rnnattn")
-class Translator(Seq2SeqTask):
+class Translator(TranslatorEncoder, TranslatorReadout, ScheduledSampling, Seq2SeqTask):
     """A sequence-to-sequence translator: RNN encoder, attention decoder, tokenizers.
 
     Encoder: embedding, then `encoder_layers` (bidirectional) GRU/LSTM layers;
@@ -141,18 +127,14 @@ class Translator(Seq2SeqTask):
         max_target_length: int, the most tokens `translate` produces, and the
             length `encode_pairs` truncates targets to.
         scheduled_sampling: bool, train with scheduled sampling (Bengio et
-            al. 2015): in training (`fit`, or a call with `training=True`)
-            each target input token after the first is, independently per
-            row and step, the gold token with probability 1 - p or a token
-            sampled from the model's own previous output distribution (pad
-            and bos excluded) with probability p; the decoder then runs step
-            by step while p > 0 (teacher forcing's fast path while p = 0,
-            see `sampled_forward_pass`). p is the non-trainable variable `sampling_probability`
-            (0 at first), which `keras_rnnattn.callbacks.ScheduledSampling`
-            moves during training without recompiling; the draws come from
-            the model's own seed generator. Evaluation and decoding are as
-            without it. False: plain teacher forcing (the decoder's fast
-            paths kept) and no `sampling_probability` (None).
+            al. 2015; `sampled_forward_pass`): in training each target input
+            token after the first is the gold token with probability 1 - p,
+            else one sampled from the model's previous output (pad and bos
+            excluded). p is the non-trainable variable
+            `sampling_probability` (0 at first), which
+            `keras_rnnattn.callbacks.ScheduledSampling` moves during training
+            without recompiling. Evaluation and decoding are as without it.
+            False: plain teacher forcing and `sampling_probability=None`.
         **kwargs: base `keras.Model` arguments (`name`, `dtype`).
 
     It implements the hooks of `Seq2SeqTask` (`forward_pass`, `initial_state`,
@@ -243,54 +225,20 @@ class Translator(Seq2SeqTask):
         self._check_choice("attention", attention, TRANSLATOR_ATTENTIONS)
         self._check_choice("bridge", bridge, BRIDGES)
         self.cell, self.attention, self.bridge = cell, attention, bridge
-        for arg, value in (("dropout", dropout), ("word_dropout", word_dropout)):
-            if not 0.0 <= float(value) < 1.0:
-                raise ValueError(f"`{arg}` must be in [0, 1). Received: {arg}={value}")
-        if self.decoder_layers > 1 and attention == "none":
-            raise ValueError(
-                "A stacked decoder (`decoder_layers` > 1) needs an attention: "
-                "its top layer's output is the query. Received: "
-                f"decoder_layers={decoder_layers}, attention='none'"
-            )
-        if lexical_model and attention == "none":
-            raise ValueError(
-                "The lexical model averages the source embeddings with the "
-                "attention weights: use it with an attention. "
-                "Received: lexical_model=True, attention='none'"
-            )
-        if share_embeddings and (
-            self.source_tokenizer.vocabulary.tokens
-            != self.target_tokenizer.vocabulary.tokens
-        ):
-            raise ValueError(
-                "`share_embeddings=True` needs one vocabulary for both languages: "
-                "pass the same tokenizer (for example one BpeTokenizer fitted on "
-                "source and target texts together) as `source_tokenizer` and "
-                "`target_tokenizer`. Received vocabularies of "
-                f"{self.source_tokenizer.vocabulary_size} and "
-                f"{self.target_tokenizer.vocabulary_size} tokens that differ."
-            )
-        if fixnorm is not None and (
-            isinstance(fixnorm, bool)
-            or not isinstance(fixnorm, numbers.Real)
-            or not fixnorm > 0
-        ):
-            raise ValueError(
-                f"`fixnorm` must be a positive number or None. Received: "
-                f"fixnorm={fixnorm!r}"
-            )
-        if fixnorm is not None and share_decoder_embeddings:
-            raise ValueError(
-                "`fixnorm` fixes the norms of the output Dense layer's weights; "
-                "with `share_decoder_embeddings=True` there is none: drop one "
-                "of the two."
-            )
+        check_translator_arguments(
+            self.source_tokenizer,
+            self.target_tokenizer,
+            attention,
+            self.decoder_layers,
+            dropout,
+            word_dropout,
+            lexical_model,
+            share_embeddings,
+            share_decoder_embeddings,
+            fixnorm,
+            scheduled_sampling,
+        )
         self.fixnorm = None if fixnorm is None else float(fixnorm)
-        if not isinstance(scheduled_sampling, bool):
-            raise ValueError(
-                "`scheduled_sampling` must be True or False. Received: "
-                f"scheduled_sampling={scheduled_sampling!r}"
-            )
         self.scheduled_sampling = scheduled_sampling
         self.bidirectional = bool(bidirectional)
         self.lexical_model = bool(lexical_model)
@@ -388,42 +336,8 @@ class Translator(Seq2SeqTask):
         self.word_dropout_layer = keras.layers.Dropout(
             self.word_dropout, noise_shape=(None, None, 1), name="word_dropout"
         )
-        # W of the lexical model's h_t = tanh(W f_t) + f_t, (B, T, emb) ->
-        # (B, T, emb); its output weights are the last `embedding_dim` rows of
-        # `output_dense`'s kernel.
-        self.lexical_dense = (
-            keras.layers.Dense(
-                emb, activation="tanh", use_bias=False, name="lexical_dense"
-            )
-            if self.lexical_model
-            else None
-        )
-        if self.share_decoder_embeddings:
-            # logits = E (W_p r_t) + b: the target embedding E is the output
-            # layer's weights, after a linear projection (N, d) -> (N, emb) of
-            # the readout r_t.
-            self.output_dense = None
-            self.output_projection = keras.layers.Dense(
-                emb, use_bias=False, name="output_projection"
-            )
-        else:
-            # (N, d) -> (N, V)
-            self.output_dense = keras.layers.Dense(target_size, name="output_dense")
-            self.output_projection = None
-        # Scheduled sampling: p, set from outside (a callback), and the
-        # generator of its random draws.
-        self.sampling_probability = None
-        if self.scheduled_sampling:
-            self.sampling_probability = self.add_weight(
-                shape=(),
-                initializer="zeros",
-                dtype="float32",
-                trainable=False,
-                name="sampling_probability",
-            )
-            self.sampling_seed_generator = keras.random.SeedGenerator(
-                name="sampling_seed_generator"
-            )
+        self._make_readout_layers(emb, target_size)
+        self._make_sampling_variables()
         self.build()  # every shape is known from the configuration
 
     def build(self, input_shape=None):
@@ -445,135 +359,13 @@ class Translator(Seq2SeqTask):
             self.decoder.build((None, None, emb), (None, None, self.memory_size))
         else:
             self.decoder.build((None, None, emb), (None, self.memory_size))
-        readout = self.decoder.output_size
-        # The readout's parts, which fixnorm scales one by one.
-        self._readout_sizes = (readout, emb) if self.lexical_model else (readout,)
-        if self.lexical_model:
-            self.lexical_dense.build((None, emb))
-            readout += emb
-        if self.share_decoder_embeddings:
-            self.output_projection.build((None, readout))
-            self.output_bias = self.add_weight(
-                shape=(self.target_tokenizer.vocabulary_size,),
-                initializer="zeros",
-                name="output_bias",
-            )
-        else:
-            self.output_dense.build((None, readout))
+        self._build_readout(self.decoder.output_size)
         self.built = True
 
     @property
     def has_attention(self):
         """Whether the decoder attends (False for `attention="none"`)."""
         return self.attention != "none"
-
-    def _output_logits(self, readout):
-        """The output layer: logits `(N, V)` of readouts `(N, d)`."""
-        if self.fixnorm is not None:
-            return self._fixnorm_logits(readout)
-        if not self.share_decoder_embeddings:
-            return dense_2d(self.output_dense, readout)
-        projected = self.output_projection(readout)  # (N, emb)
-        embeddings = ops.cast(self.target_embedding.embeddings, projected.dtype)
-        logits = ops.matmul(projected, ops.transpose(embeddings))  # (N, V)
-        return logits + ops.cast(self.output_bias, projected.dtype)
-
-    def _fixnorm_logits(self, readout):
-        """Logits `(N, V)` with each readout part and weight column at norm r.
-
-        logits = sum over parts p of (r x_p / |x_p|) . (r W_p / |W_p|) + b, the
-        columns of each row block W_p of the kernel normalized one by one.
-        """
-        dtype = readout.dtype
-        kernel = ops.cast(self.output_dense.kernel, dtype)  # (d, V)
-        logits, start = None, 0
-        for size in self._readout_sizes:
-            x = _scale_to_norm(readout[:, start : start + size], self.fixnorm, 1)
-            w = _scale_to_norm(kernel[start : start + size], self.fixnorm, 0)
-            part = ops.matmul(x, w)  # (N, V)
-            logits = part if logits is None else logits + part
-            start += size
-        return logits + ops.cast(self.output_dense.bias, dtype)
-
-    def _embed(self, embedding, ids, training):
-        x = embedding(ids)
-        if self.word_dropout:
-            x = self.word_dropout_layer(x, training=training)
-        if self.dropout:
-            x = self.dropout_layer(x, training=training)
-        return x
-
-    def encode(self, source_ids, training=None):
-        """Runs the encoder.
-
-        Args:
-            source_ids: int `(B, S)`, padded with 0 at the end.
-            training: bool.
-
-        Returns:
-            `(memory, mask, cell_states)`: `(B, S, memory_size)`, bool `(B, S)`,
-            and the decoder's initial cell states (a list of `(B, units)`).
-        """
-        return self._encode(source_ids, training)[:3]
-
-    def _encode(self, source_ids, training=None):
-        """`encode`'s results and the embedded source `(B, S, emb)`."""
-        source_ids = ops.cast(source_ids, "int32")
-        mask = ops.not_equal(source_ids, device_scalar(0, "int32"))  # (B, S)
-        lengths = ops.sum(ops.cast(mask, "int32"), axis=1)  # (B,)
-        embedding = self.source_embedding
-        if embedding is None:  # share_embeddings
-            embedding = self.target_embedding
-        x = self._embed(embedding, source_ids, training)  # (B, S, emb)
-        embedded = x
-        for i in range(self.encoder_layers):
-            # Unmasked RNNs (the fast kernels); padding sits after the real tokens,
-            # and the backward direction reads each row reversed within its length.
-            forward = run_rnn(self.encoder_forward[i], x, training=training)
-            if self.bidirectional:
-                backward = run_rnn(
-                    self.encoder_backward[i],
-                    reverse_by_length(x, lengths),
-                    training=training,
-                )
-                backward = reverse_by_length(backward, lengths)  # (B, S, u)
-                x = ops.concatenate([forward, backward], axis=-1)
-            else:
-                x = forward
-        memory = x  # (B, S, memory_size)
-        last = ops.maximum(lengths - 1, device_scalar(0, "int32"))
-        summary = gather_step(forward, last)  # (B, u): forward state at the end
-        if self.bidirectional:  # backward state at the first token
-            summary = ops.concatenate([summary, backward[:, 0]], axis=-1)
-        if self.bridges:
-            cell_states = [bridge(summary) for bridge in self.bridges]
-        else:
-            num_states = (2 if self.cell == "lstm" else 1) * self.decoder_layers
-            zeros = ops.zeros(
-                (ops.shape(source_ids)[0], self.units), self.compute_dtype
-            )
-            cell_states = [zeros] * num_states
-        if not self.has_attention:
-            memory = summary  # (B, memory_size): the fixed context of Cho et al.
-        return memory, mask, cell_states, embedded
-
-    def _lexical_readout(self, outputs, alignments, source_embedded):
-        """[o_t; h_t] with the lexical model's h_t = tanh(W f_t) + f_t.
-
-        `outputs` `(B, T, d)` (or `(B, d)` for one step), `alignments`
-        `(B, T, S)` (or `(B, S)`), `source_embedded` `(B, S, emb)`.
-        """
-        if not self.lexical_model:
-            return outputs
-        one_step = len(alignments.shape) == 2
-        if one_step:
-            alignments = ops.expand_dims(alignments, 1)  # (B, 1, S)
-        weights = ops.cast(alignments, source_embedded.dtype)
-        f = ops.tanh(ops.matmul(weights, source_embedded))  # (B, T, emb)
-        if one_step:
-            f = ops.squeeze(f, 1)  # (B, emb)
-        h = self.lexical_dense(f) + f  # tanh(W f) + f
-        return ops.concatenate([outputs, ops.cast(h, outputs.dtype)], axis=-1)
 
     def forward_pass(self, source_ids, target_in_ids, training=None):
         """Teacher forcing: the hook `Seq2SeqTask` builds `call` on.
@@ -633,135 +425,6 @@ class Translator(Seq2SeqTask):
         logits = ops.cast(logits, "float32")  # (B, T, V)
         return logits, alignments
 
-    def sampled_forward_pass(
-        self,
-        source_ids,
-        target_in_ids,
-        sampling_probability=None,
-        uniforms=None,
-        training=None,
-    ):
-        """Scheduled sampling: teacher forcing with some inputs drawn from the model.
-
-        The decoder runs step by step (`keras_rnnattn.decoding.
-        scheduled_sampling` over `AttentionDecoder.step`): at step t >= 1 each
-        row is fed, independently, `target_in_ids[:, t]` with probability
-        1 - p, or with probability p a token sampled from the softmax of its
-        own logits of step t - 1 (pad and bos excluded, as in decoding).
-        Dropout and word dropout apply as in `forward_pass`. p = 0 gives
-        `forward_pass`'s logits; p = 1, those of sampling from `next_fn`.
-        While p is 0 (a `cond` on its value, so also in a compiled train
-        step) the decoder runs teacher forcing's fast path instead of the
-        step loop, with the same dropout masks: training is as fast as
-        without scheduled sampling until the schedule moves p. (Not in a
-        train step that TensorFlow compiles with XLA, which cannot compile
-        the gradient of that cond: there the loop runs at p = 0 too, with
-        the same results.)
-
-        Args:
-            source_ids: int `(B, S)`, padded with 0 at the end.
-            target_in_ids: int `(B, T)`, `bos y_1 .. y_{T-1}`.
-            sampling_probability: p, a float in [0, 1] or a scalar tensor;
-                None reads the `sampling_probability` variable (with
-                `scheduled_sampling=True`).
-            uniforms: optional float `(B, T, 2)` in [0, 1), the random
-                numbers (see `scheduled_sampling`); None draws them from the
-                model's seed generator (Keras's global one without
-                `scheduled_sampling=True`).
-            training: bool.
-
-        Returns:
-            `(logits (B, T, V) float32, alignments (B, T, S) or None,
-            token_ids (B, T) int32)`, the last the tokens fed.
-        """
-        if sampling_probability is None:
-            if self.sampling_probability is None:
-                raise ValueError(
-                    "This Translator has no `sampling_probability` variable: "
-                    "pass `sampling_probability=p`, or build it with "
-                    "`scheduled_sampling=True`."
-                )
-            sampling_probability = self.sampling_probability
-        encoded = self._encode(source_ids, training=training)
-        memory, mask, cell_states, embedded = encoded
-        state = self._decoding_state(memory, mask, cell_states, embedded)
-        mem = state["memory"]
-        target_in_ids = ops.cast(target_in_ids, "int32")
-        shape = (ops.shape(target_in_ids)[0], ops.shape(target_in_ids)[1])
-        dtype = self.compute_dtype
-        # Every random number is drawn here, before the loop and the cond: a
-        # random op inside a scan or a branch would move the seed generator's
-        # state there (JAX cannot trace that).
-        masks = {}
-        if self.word_dropout and training:
-            ones = ops.ones(shape + (1,), dtype=dtype)
-            masks["word"] = self.word_dropout_layer(ones, training=training)
-        if self.dropout and training:
-            emb, readout = self.embedding_dim, sum(self._readout_sizes)
-            ones = ops.ones(shape + (emb,), dtype=dtype)
-            masks["embedding"] = self.dropout_layer(ones, training=training)
-            ones = ops.ones(shape + (readout,), dtype=dtype)
-            masks["output"] = self.dropout_layer(ones, training=training)
-        if uniforms is None:
-            uniforms = draw_uniforms(
-                shape + (2,), getattr(self, "sampling_seed_generator", None)
-            )
-
-        def step_fn(token_ids, states, masks_t=None):
-            masks_t = masks_t or {}
-            y = self.target_embedding(token_ids)  # (B, emb)
-            for key in ("word", "embedding"):
-                if key in masks_t:
-                    y = y * masks_t[key]
-            output, states, alignment = self.decoder.step(
-                y, states, mem, training=training
-            )
-            if self.lexical_model:
-                output = self._lexical_readout(output, alignment, embedded)
-            if "output" in masks_t:
-                output = output * masks_t["output"]
-            logits = ops.cast(self._output_logits(output), "float32")  # (B, V)
-            if alignment is None:
-                return logits, states
-            return logits, states, alignment
-
-        tok = self.target_tokenizer
-
-        def sampled():
-            logits, token_ids, alignments = scheduled_sampling(
-                step_fn,
-                state["states"],
-                target_in_ids,
-                sampling_probability,
-                uniforms=uniforms,
-                excluded_ids=(tok.pad_id, tok.bos_id),
-                step_inputs=masks or None,
-            )
-            return _without_none((logits, alignments, token_ids))
-
-        def teacher_forced():
-            y = self.target_embedding(target_in_ids)  # (B, T, emb)
-            for key in ("word", "embedding"):
-                if key in masks:
-                    y = y * masks[key]
-            logits, alignments = self._teacher_forced(
-                encoded, y, training, output_mask=masks.get("output")
-            )
-            if alignments is not None:
-                alignments = ops.cast(alignments, self.compute_dtype)
-            return _without_none((logits, alignments, target_in_ids))
-
-        if isinstance(sampling_probability, (int, float)):
-            results = teacher_forced() if sampling_probability == 0 else sampled()
-        elif training and not cond_differentiable(self.jit_compile):
-            results = sampled()  # right for p = 0 too, only slower
-        else:
-            p = ops.convert_to_tensor(sampling_probability)
-            results = ops.cond(ops.equal(p, 0), teacher_forced, sampled)
-        logits, *rest = results
-        alignments = rest[0] if len(rest) == 2 else None
-        return logits, alignments, rest[-1]
-
     def initial_state(self, source_ids):
         """The decoding state for `next_fn`: encoder memory and the first state.
 
@@ -803,14 +466,11 @@ class Translator(Seq2SeqTask):
             omitted for `attention="none"`.
         """
         y = self.target_embedding(ops.cast(token_ids, "int32"))  # (N, E)
-        output, states, alignment = self.decoder.step(
-            y, state["states"], state["memory"]
-        )
-        if self.lexical_model:
-            output = self._lexical_readout(
-                output, alignment, state["memory"]["source_embeddings"]
-            )
-        logits = ops.cast(self._output_logits(output), "float32")  # (N, V)
+        memory = state["memory"]
+        embedded = memory["source_embeddings"] if self.lexical_model else None
+        logits, states, alignment = self.step_readout(
+            y, state["states"], memory, embedded
+        )  # (N, V)
         logits = logits + self._never_generated()  # pad and bos are never produced
         new_state = {"states": states, "memory": state["memory"]}
         if alignment is None:

@@ -105,6 +105,25 @@ def test_n_best_matches_brute_force(alpha):
     assert_matches_brute_force(tokens, scores, lambda b: model, starts, 7, alpha=alpha)
 
 
+def test_settings_give_the_searchs_arguments():
+    # A SearchSettings (what models, presets and export hold) in place of the
+    # keyword arguments: the same hypotheses and scores.
+    from keras_rnnattn.decoding.search_settings import SearchSettings
+
+    model = StepTableModel.random(1, max_length=4, vocab_size=3, sharpness=1.5)
+    state = model.initial_state(2)
+    settings = SearchSettings(
+        "beam", beam_size=6, length_penalty=0.8, num_return_sequences=3
+    )
+    by_settings = run_beam(model, [1, 2], state, settings=settings)
+    by_arguments = run_beam(
+        model, [1, 2], state, beam_size=6, length_penalty=0.8, num_return_sequences=3
+    )
+    for got, want in zip(by_settings, by_arguments):
+        np.testing.assert_array_equal(got, want)
+    assert by_settings[0].shape == (2, 3, 4)
+
+
 def test_n_best_with_a_narrow_beam_returns_its_own_best_sorted():
     # Beam search with beam 3 is approximate; its three best must still be
     # distinct, sorted, and scored exactly as log P of their own tokens.
