@@ -18,6 +18,8 @@ import subprocess
 import sys
 import warnings
 
+from keras_rnnattn._cli_lines import FAILED, map_lines, progress, report_error
+
 PROG = "keras-rnnattn"
 # `export --format`: `keras_rnnattn.export.FORMATS`, written out here because
 # argument parsing imports no Keras (tests/test_cli.py checks they agree).
@@ -147,28 +149,26 @@ def _read_texts(texts):
     return [line.rstrip("\r\n") for line in sys.stdin]
 
 
-def _progress(done, total, what):
-    """A one-line progress counter on stderr, only when stderr is a terminal."""
-    if total > 0 and sys.stderr.isatty():
-        end = "\n" if done >= total else ""
-        print(f"\r{what}: {done}/{total}", end=end, file=sys.stderr, flush=True)
+def _map_texts(args, texts, function, what, name="line"):
+    """`function(batch) -> list` over the non-blank texts, in batches of
+    `args.batch_size`: `(results, failed)` as `_cli_lines.map_lines` gives them.
 
-
-def _map_texts(texts, function, batch_size, what):
-    """`function(batch) -> list` over the non-blank texts, in batches.
-
-    Blank texts give `None`, so that output line i answers input line i.
+    A text the model refuses gets one error line on stderr (`... error: line 3:
+    ...`) and `FAILED` in the results; the others go on (with `--traceback`
+    the first refusal raises).
     """
-    keep = [i for i, text in enumerate(texts) if text.strip()]
-    results = [None] * len(texts)
-    for start in range(0, len(keep), batch_size):
-        chunk = keep[start : start + batch_size]
-        outputs = function([texts[i] for i in chunk])
-        for i, output in zip(chunk, outputs):
-            results[i] = output
-        if len(keep) > batch_size:
-            _progress(min(start + batch_size, len(keep)), len(keep), what)
-    return results
+
+    def on_error(index, error):
+        if args.traceback:
+            raise error
+        report_error(PROG, args.command, f"{name} {index + 1}", error)
+
+    return map_lines(texts, function, args.batch_size, what, on_error)
+
+
+def _line(result):
+    """The output line of a result: empty for a blank or refused text."""
+    return "" if result is None or result is FAILED else result
 
 
 def _find(preset):
@@ -295,14 +295,11 @@ def _cmd_translate(args):
         kwargs["coverage_penalty"] = penalties["coverage_penalty"]
     if args.max_length is not None:
         kwargs["max_length"] = args.max_length
-    results = _map_texts(
-        texts,
-        lambda batch: list(model.translate(batch, **kwargs)),
-        args.batch_size,
-        "translated",
+    results, failed = _map_texts(
+        args, texts, lambda batch: list(model.translate(batch, **kwargs)), "translated"
     )
     for result in results:
-        print("" if result is None else result, flush=True)
+        print(_line(result), flush=True)
     if args.attention:
         if not callable(getattr(model, "plot_attention", None)):
             raise _CommandError(
@@ -314,13 +311,13 @@ def _cmd_translate(args):
         for name, value in kwargs.items():
             if name in parameters:
                 plot_kwargs[name] = value
-        shown = [text for text in texts if text.strip()]
+        shown = [t for t, r in zip(texts, results) if t.strip() and r is not FAILED]
         for i, text in enumerate(shown):
             path = _numbered(args.attention, i, len(shown))
             figure = model.plot_attention(text, **plot_kwargs)
             figure.savefig(path, bbox_inches="tight", dpi=150)
             print(f"attention written to {path}", file=sys.stderr)
-    return 0
+    return 1 if failed else 0
 
 
 _WORD = re.compile(r"[^\W\d_]+(?:'[^\W\d_]+)*")
@@ -334,28 +331,29 @@ def _cmd_pronounce(args):
     words = list(dict.fromkeys(words))  # each word once, in first-seen order
     if not words:
         raise _CommandError("no word given: pass words of letters (and apostrophes)")
-    results = _map_texts(
+    results, failed = _map_texts(
+        args,
         words,
         lambda batch: list(model.translate(batch, beam_size=args.beam)),
-        args.batch_size,
         "pronounced",
+        name="word",
     )
     for word, phonemes in zip(words, results):
-        print(f"{word} {phonemes}", flush=True)
-    return 0
+        print(f"{word} {_line(phonemes)}".rstrip(), flush=True)
+    return 1 if failed else 0
 
 
 def _cmd_punctuate(args):
     model = _load(args, "restore_punctuation")
-    results = _map_texts(
+    results, failed = _map_texts(
+        args,
         _read_texts(args.texts),
         lambda batch: list(model.restore_punctuation(batch)),
-        args.batch_size,
         "punctuated",
     )
     for result in results:
-        print("" if result is None else result, flush=True)
-    return 0
+        print(_line(result), flush=True)
+    return 1 if failed else 0
 
 
 def _cmd_classify(args):
@@ -366,24 +364,26 @@ def _cmd_classify(args):
         labels, probabilities = model.classify(batch)
         return list(zip(labels, probabilities))
 
-    for result in _map_texts(texts, classify, args.batch_size, "classified"):
-        if result is None:
+    results, failed = _map_texts(args, texts, classify, "classified")
+    for result in results:
+        if result is None or result is FAILED:
             print("", flush=True)
             continue
         label, probabilities = result
         if isinstance(label, (list, tuple)):
             label = ",".join(str(item) for item in label)
         print(f"{label}\t{float(max(probabilities)):.4f}", flush=True)
-    return 0
+    return 1 if failed else 0
 
 
 def _cmd_tag(args):
     model = _load(args, "tag")
     texts = _read_texts(args.texts)
-    for result in _map_texts(texts, model.tag, args.batch_size, "tagged"):
-        pairs = result or []
+    results, failed = _map_texts(args, texts, model.tag, "tagged")
+    for result in results:
+        pairs = [] if result is None or result is FAILED else result
         print(" ".join(f"{token}/{tag}" for token, tag in pairs), flush=True)
-    return 0
+    return 1 if failed else 0
 
 
 def _cmd_generate(args):
@@ -408,10 +408,18 @@ def _cmd_generate(args):
             f"{type(model).__name__}.generate takes no {options}: leave "
             f"{'it' if len(refused) == 1 else 'them'} out"
         )
+    failed = 0
     for i, prompt in enumerate(prompts):
-        print(model.generate(prompt, **kwargs), flush=True)
-        _progress(i + 1, len(prompts) if len(prompts) > 1 else 0, "generated")
-    return 0
+        try:
+            print(model.generate(prompt, **kwargs), flush=True)
+        except ValueError as error:  # this prompt only: the others go on
+            if args.traceback:
+                raise
+            report_error(PROG, args.command, f"line {i + 1}", error)
+            print("", flush=True)
+            failed += 1
+        progress(i + 1, len(prompts) if len(prompts) > 1 else 0, "generated")
+    return 1 if failed else 0
 
 
 def _applications_dir():

@@ -191,6 +191,29 @@ def test_translate_reads_stdin_and_keeps_blank_lines_aligned(run):
     assert calls == [["a b", "c d"], ["e f"]]  # batches of 2, blank lines skipped
 
 
+def test_a_refused_line_gets_its_error_and_the_stream_goes_on(run):
+    # The real Translator refuses a source longer than its max_source_length
+    # (128 characters): that line alone gets an error and an empty output line,
+    # in a batch with good lines, and the lines after it are translated.
+    code, out, err = run(
+        "translate",
+        "--preset",
+        "real_tr",
+        "--batch-size",
+        "2",
+        stdin=f"ab\n{'a' * 200}\nabc\n\nba\n",
+    )
+    assert code == 1
+    lines = out.split("\n")
+    assert len(lines) == 6 and lines[1] == lines[3] == lines[5] == ""
+    assert all(lines[i] for i in (0, 2, 4)), out  # every other line answered
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert err.startswith("keras-rnnattn translate: error: line 2: ")
+    assert "max_source_length" in err
+    code, out, _ = run("translate", "--preset", "real_tr", "ab", "abc")
+    assert code == 0 and len(out.splitlines()) == 2
+
+
 def test_progress_goes_to_a_terminal_stderr_only(run, monkeypatch):
     argv = ("translate", "--preset", "tiny_tr", "--batch-size", "2", "a", "b", "c")
     code, out, err = run(*argv)
@@ -381,9 +404,12 @@ def test_model_value_errors_are_one_line_unless_traceback(run, monkeypatch):
         raise ValueError("the prompt has 900 tokens but the model reads at most 64")
 
     monkeypatch.setattr(TinyGenerator, "generate", refuse)
-    code, _, err = run("generate", "--preset", "tiny_gen", "x")
-    assert_one_line_error(code, err)
-    assert err.startswith("keras-rnnattn generate: error: the prompt has 900 tokens")
+    code, out, err = run("generate", "--preset", "tiny_gen", "x")
+    assert_one_line_error(code, err, expected_code=1)
+    assert err.startswith(
+        "keras-rnnattn generate: error: line 1: the prompt has 900 tokens"
+    )
+    assert out == "\n"
     with pytest.raises(ValueError, match="900 tokens"):
         cli.main(["--traceback", "generate", "--preset", "tiny_gen", "x"])
 
