@@ -77,6 +77,12 @@ def _import_backend(verbose=False):
     Args:
         verbose: bool, keep the backend's log (for `--traceback`).
     """
+    if "keras" not in sys.modules:
+        from keras_rnnattn._extras import missing_backend_message
+
+        message = missing_backend_message()
+        if message is not None:
+            raise _CommandError(message, code=1)
     if "keras" in sys.modules or verbose:
         import keras  # noqa: F401
 
@@ -655,9 +661,10 @@ def build_parser():
         "--format",
         required=True,
         choices=_EXPORT_FORMATS,
-        help="Keras's names tf_saved_model, litert and onnx (onnx needs "
-        'pip install "keras-rnnattn[onnx]"); saved_model and tflite are the '
-        "same as the first two",
+        help="Keras's names tf_saved_model, litert and onnx (they need "
+        'pip install "keras-rnnattn[tensorflow]", "keras-rnnattn[export]" and '
+        '"keras-rnnattn[onnx]"); saved_model and tflite are the same as the '
+        "first two",
     )
     p.add_argument(
         "--quantize", action="store_true", help="quantize the weights (litert)"
