@@ -16,6 +16,7 @@ import os
 import re
 import subprocess
 import sys
+import unicodedata
 import warnings
 
 from keras_rnnattn._cli_lines import FAILED, map_lines, progress, report_error
@@ -330,16 +331,42 @@ _WORD = re.compile(r"[^\W\d_]+(?:'[^\W\d_]+)*")
 
 
 def _cmd_pronounce(args):
+    from keras_rnnattn.text import fold_letters
+
     model = _load(args, "translate")
-    words = []
+    # The letters the model reads (a model without a tokenizer reads any).
+    known = getattr(getattr(model, "source_tokenizer", None), "vocabulary", None)
+    words, spellings, refused = [], {}, []
     for text in _read_texts(args.texts):
-        words.extend(word.lower() for word in _WORD.findall(text))
+        for chunk in text.split():
+            found = [word.lower() for word in _WORD.findall(chunk)]
+            rest = _WORD.sub("", chunk)
+            # What is neither a word nor punctuation (an emoji, a digit).
+            rest = "".join(c for c in rest if not unicodedata.category(c)[0] == "P")
+            for word in found:
+                spelling = word if known is None else fold_letters(word, known)
+                if spelling is None:
+                    refused.append(word)
+                else:
+                    words.append(word)
+                    spellings[word] = spelling
+            if rest:
+                refused.append(rest)
     words = list(dict.fromkeys(words))  # each word once, in first-seen order
-    if not words:
+    letters = "letters" if known is None else "".join(sorted(_letters(known)))
+    for word in dict.fromkeys(refused):
+        print(
+            f"{PROG} pronounce: warning: {word!r} not pronounced: the preset reads "
+            f"words of {letters} (accented letters are folded to their base letters)",
+            file=sys.stderr,
+        )
+    if not words and not refused:
         raise _CommandError("no word given: pass words of letters (and apostrophes)")
+    if not words:
+        return 1
     results, failed = _map_texts(
         args,
-        words,
+        [spellings[word] for word in words],
         lambda batch: list(model.translate(batch, beam_size=args.beam)),
         "pronounced",
         name="word",
@@ -347,6 +374,11 @@ def _cmd_pronounce(args):
     for word, phonemes in zip(words, results):
         print(f"{word} {_line(phonemes)}".rstrip(), flush=True)
     return 1 if failed else 0
+
+
+def _letters(vocabulary):
+    """The one-character tokens of a vocabulary (a character model's letters)."""
+    return [token for token in vocabulary.tokens if len(token) == 1]
 
 
 def _cmd_punctuate(args):

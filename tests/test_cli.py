@@ -312,9 +312,24 @@ def test_punctuate_restores_each_line(run):
 
 
 def test_pronounce_without_words_is_one_line(run):
-    code, _, err = run("pronounce", "--preset", "tiny_tr", "42 -- !")
+    code, _, err = run("pronounce", "--preset", "tiny_tr", "-- !")
     assert_one_line_error(code, err)
     assert "no word given" in err
+
+
+def test_pronounce_folds_accents_and_names_what_it_cannot_read(run):
+    # real_tr reads the letters a, b, c and d: "àb" and "ÀḂ" are read as "ab";
+    # an emoji, a number and a word of other letters are named once each.
+    code, out, err = run("pronounce", "--preset", "real_tr", "àb ÀḂ! 😀 42 ab😀 xyz")
+    assert code == 0, err
+    lines = [line.split(" ", 1) for line in out.splitlines()]
+    assert [word for word, _ in lines] == ["àb", "àḃ", "ab"]
+    assert len({output for _, output in lines}) == 1  # all three read as "ab"
+    warned = [line.split("'")[1] for line in err.splitlines()]
+    assert warned == ["😀", "42", "xyz"], err
+    assert all("not pronounced" in line for line in err.splitlines())
+    code, out, err = run("pronounce", "--preset", "real_tr", "😀")
+    assert code == 1 and out == "" and "'😀' not pronounced" in err
 
 
 def test_generate_passes_the_sampling_options(run):

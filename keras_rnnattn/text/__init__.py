@@ -6,7 +6,12 @@ keras-hub tokenizer; both import their library only when used."""
 from keras_rnnattn.text.bpe_tokenizer import BpeTokenizer
 from keras_rnnattn.text.char_tokenizer import CharTokenizer
 from keras_rnnattn.text.keras_hub_tokenizer import KerasHubTokenizer
-from keras_rnnattn.text.normalization import detokenize, normalize, split_words
+from keras_rnnattn.text.normalization import (
+    detokenize,
+    fold_letters,
+    normalize,
+    split_words,
+)
 from keras_rnnattn.text.punctuation import (
     PUNCTUATION_TAGS,
     punctuation_tags,
@@ -30,6 +35,7 @@ __all__ = [
     "Vocabulary",
     "WordTokenizer",
     "detokenize",
+    "fold_letters",
     "normalize",
     "punctuation_tags",
     "punctuation_windows",
