@@ -18,6 +18,7 @@ from keras_rnnattn.text.punctuation import (
     punctuation_windows,
     restore_punctuation,
     strip_punctuation,
+    untagged_tokens,
 )
 from keras_rnnattn.text.sentencepiece_tokenizer import SentencePieceTokenizer
 from keras_rnnattn.text.tokenizer import Tokenizer
@@ -42,4 +43,5 @@ __all__ = [
     "restore_punctuation",
     "split_words",
     "strip_punctuation",
+    "untagged_tokens",
 ]
