@@ -302,6 +302,8 @@ def _cmd_translate(args):
         kwargs["coverage_penalty"] = penalties["coverage_penalty"]
     if args.max_length is not None:
         kwargs["max_length"] = args.max_length
+    if args.keep_unknown:
+        kwargs["replace_unknown"] = False
     results, failed = _map_texts(
         args, texts, lambda batch: list(model.translate(batch, **kwargs)), "translated"
     )
@@ -605,6 +607,12 @@ def build_parser():
         type=_positive_int,
         metavar="N",
         help="the most output tokens (default: the model's)",
+    )
+    p.add_argument(
+        "--keep-unknown",
+        action="store_true",
+        help="print <unk> where the model does not know a target word (default: "
+        "the source word its attention points at)",
     )
     p.add_argument(
         "--attention",

@@ -20,6 +20,7 @@ from keras_rnnattn.models.task import TextTask
 from keras_rnnattn.ops import device_scalar
 from keras_rnnattn.text import inputs as text_inputs
 from keras_rnnattn.text.serialization import as_tokenizer
+from keras_rnnattn.text.unknown_words import decode_translations
 
 
 class Seq2SeqTask(TextTask, keras.Model):
@@ -512,6 +513,7 @@ class Seq2SeqTask(TextTask, keras.Model):
         return_attention=False,
         length_penalty=0.0,
         coverage_penalty=0.0,
+        replace_unknown=True,
     ):
         """Translates texts: strings in, strings out.
 
@@ -532,6 +534,10 @@ class Seq2SeqTask(TextTask, keras.Model):
                 ((5 + |Y|) / 6)^α; larger values favour longer outputs.
             coverage_penalty: float β >= 0 of beam search (Wu et al. 2016),
                 rewards hypotheses that attend to every source token.
+            replace_unknown: bool, replace each unknown target token by the
+                source word its attention points at (Luong et al. 2015; see
+                `keras_rnnattn.text.unknown_words`), so that no `<unk>` is
+                printed; False keeps the tokenizer's `<unk>`.
 
         Returns:
             The translation (a str for a str input, else a list of str); with
@@ -567,8 +573,16 @@ class Seq2SeqTask(TextTask, keras.Model):
                 if value
             }
             tokens, _ = self.generate_ids(source, beam_size, max_length, **penalties)
+            decoded = decode_translations(  # `<unk>`: the source word attended to
+                (source_tok, self.target_tokenizer),
+                [texts[i] for i in keep],
+                source,
+                tokens,
+                self._alignments if self.has_attention else None,
+                replace_unknown,
+            )
             for row, i in enumerate(keep):
-                translations[i] = self.target_tokenizer.decode(tokens[row])
+                translations[i] = decoded[row]
             if return_attention:
                 eos = self.target_tokenizer.eos_id
                 weights = self._alignments(source, tokens)

@@ -335,6 +335,31 @@ def test_bad_input():
         Translator("not a tokenizer", DIGITS)
 
 
+def test_unknown_target_words_copy_the_attended_source_word():
+    # Luong et al. (2015)'s unknown-word replacement. The output bias makes
+    # every step produce <unk>; each is replaced by the source word of the
+    # step's largest attention weight, a run on the same word copied once.
+    source_words = WordTokenizer().fit(["Ada met Bob in Zürich ."])
+    model = Translator(
+        source_words, WordTokenizer().fit(["x"]), embedding_dim=8, units=8
+    )
+    model(model.encode_pairs(["Ada met Bob"], ["x"])[0])  # builds it
+    bias = np.zeros(model.output_dense.bias.shape, "float32")
+    bias[model.target_tokenizer.unk_id] = 100.0
+    model.output_dense.bias.assign(bias)
+    text = "Ada met Bob in Zürich ."
+    kept, attention = model.translate(
+        text, max_length=6, replace_unknown=False, return_attention=True
+    )
+    assert kept == " ".join(["<unk>"] * 6)
+    words = text.split()
+    pointed = [words[j] for j in attention["weights"][:, : len(words)].argmax(-1)]
+    expected = [w for i, w in enumerate(pointed) if i == 0 or w != pointed[i - 1]]
+    assert model.translate([text, "met"], max_length=6)[0].split() == expected
+    # Beam search gives the same tokens here, and the same copies.
+    assert model.translate(text, beam_size=3, max_length=6).split() == expected
+
+
 def test_word_dropout_zeroes_whole_tokens_in_training_only():
     model = tiny(word_dropout=0.5)
     ids = np.tile(np.arange(4, 14, dtype="int32"), (8, 1))  # (8, 10)
