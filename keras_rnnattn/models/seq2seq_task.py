@@ -135,6 +135,13 @@ class Seq2SeqTask(TextTask, keras.Model):
                 f"{type(self).__name__} takes `(source_ids, target_in_ids)`. "
                 f"Received: inputs={type(inputs).__name__}"
             )
+        for name, ids in zip(("source_ids", "target_in_ids"), inputs):
+            if len(ids.shape) != 2:
+                raise ValueError(
+                    f"{type(self).__name__} takes `(source_ids, target_in_ids)`, "
+                    "each token ids of shape (batch, length). Received: "
+                    f"{name} of shape {tuple(ids.shape)}"
+                )
         return self.forward_pass(inputs[0], inputs[1], training=training)[0]
 
     def compute_output_shape(self, input_shape):

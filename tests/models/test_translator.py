@@ -1,4 +1,5 @@
 import os
+import re
 import subprocess
 import sys
 import time
@@ -358,6 +359,21 @@ def test_unknown_target_words_copy_the_attended_source_word():
     assert model.translate([text, "met"], max_length=6)[0].split() == expected
     # Beam search gives the same tokens here, and the same copies.
     assert model.translate(text, beam_size=3, max_length=6).split() == expected
+
+
+def test_ids_of_the_wrong_rank_get_the_models_own_error():
+    model = tiny()
+    (source, target_in), _ = model.encode_pairs(["12"], ["21"])  # (1, 3) each
+    for inputs, name in [
+        ((source[..., None], target_in), "source_ids of shape (1, 3, 1)"),
+        ((source, target_in[..., None]), "target_in_ids of shape (1, 3, 1)"),
+        ((source[0], target_in), "source_ids of shape (3,)"),
+    ]:
+        with pytest.raises(ValueError, match=r"takes `\(source_ids, target_in_ids\)`"):
+            model(inputs)
+        with pytest.raises(ValueError, match=re.escape(name)):
+            model(inputs)
+    assert model((source, target_in)).shape == (1, 3, DIGITS.vocabulary_size)
 
 
 def test_word_dropout_zeroes_whole_tokens_in_training_only():
