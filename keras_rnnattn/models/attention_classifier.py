@@ -39,10 +39,12 @@ class AttentionClassifier(TextTask, keras.Model):
     carries little information); a text longer than `max_length` tokens is cut to
     its first `max_length` tokens (with a warning, once per model); labels or
     token ids outside the model's sets raise `ValueError` in
-    `fit`/`evaluate`/`predict`. A `tf.data.Dataset` must
-    yield batches of int token ids `(batch, length)` and labels (class indices,
-    or label strings that the model maps through `labels`); one of texts, or
-    one that is not batched, raises a `ValueError` that names the fix.
+    `fit`/`evaluate`/`predict`. A `tf.data.Dataset` may yield texts (or
+    `(text, label)` pairs), tokenized inside the input pipeline, or int token
+    ids `(batch, length)` with labels (class indices, or label strings that the
+    model maps through `labels`); an unbatched dataset is batched for you
+    (`batch_size` per batch, in buckets of similar length for `fit` and
+    `evaluate`).
 
     Args:
         vocabulary_size: int, the number of token ids (default: the tokenizer's).
