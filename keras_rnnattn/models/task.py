@@ -401,6 +401,10 @@ class TextTask(PresetMixin):
         batch_size = _dataset_batch_size(x, kwargs)
         x, y = self._samples(x, y, "fit", batch_size=batch_size)
         validation_data = self._validation_samples(validation_data, self._caller("fit"))
+        if hasattr(x, "element_spec") and not args:
+            # A dataset is shuffled (or not) by its pipeline: Keras's default
+            # shuffle=True does not apply to it, and it warns if passed.
+            kwargs.setdefault("shuffle", False)
         return super().fit(x, y, *args, validation_data=validation_data, **kwargs)
 
     def evaluate(self, x=None, y=None, *args, **kwargs):
