@@ -23,6 +23,26 @@ def _dataset_batch_size(x, kwargs):
     return None
 
 
+def _build_optimizer_as_saved(optimizer, variables):
+    """Builds `optimizer` for `variables` only if the `.keras` file being loaded
+    holds a built optimizer's state (a model saved after training).
+
+    A model saved before it trained (a preset compiled with its defaults) holds
+    the unbuilt optimizer's few variables: building it first made Keras skip
+    loading them with a warning, and on JAX compiled an initializer for each
+    new variable (seconds). Keras loads the optimizer's state just after
+    `compile_from_config`, through its `load_own_variables`.
+    """
+    load = optimizer.load_own_variables
+
+    def load_own_variables(store):
+        if not optimizer.built and len(store.keys()) > len(optimizer.variables):
+            optimizer.build(variables)
+        load(store)
+
+    optimizer.load_own_variables = load_own_variables
+
+
 class Endpoint(typing.NamedTuple):
     """One exported function, described without TensorFlow.
 
@@ -298,7 +318,7 @@ class TextTask(PresetMixin):
         config = keras.saving.deserialize_keras_object(config)
         self.compile(**config)
         if self.built:
-            self.optimizer.build(self.trainable_variables)
+            _build_optimizer_as_saved(self.optimizer, self.trainable_variables)
 
     # --- Samples ----------------------------------------------------------------
     def preprocess_samples(self, x, y=None, owner=None, with_targets=True):
