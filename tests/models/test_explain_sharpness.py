@@ -63,18 +63,23 @@ def keyword_share(n_train, n_test, epochs, seed, **config):
     return accuracy, np.mean([t == k for t, k in zip(top, held_keywords)])
 
 
-def test_the_keyword_gets_the_top_weight():
-    accuracy, share = keyword_share(
-        300, 100, 5, seed=0, concat_last=False, embedding_dim=16, units=16
-    )
-    assert accuracy >= 0.95
-    assert share >= 0.8
+def test_without_concat_last_the_pooled_vector_is_the_only_path():
+    # What makes the weights explain the decision (the slow test measures it):
+    # the output layer reads the attention-pooled vector alone.
+    for concat_last, width in ((False, 2 * 8), (True, 4 * 8)):
+        model = AttentionClassifier(
+            vocabulary_size=20, num_classes=3, units=8, concat_last=concat_last
+        )
+        model(np.ones((1, 5), "int32"))
+        assert model.output_dense.kernel.shape == (width, 3)
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("seed", [0, 1])
 def test_the_keyword_gets_the_top_weight_on_the_issues_reviews(seed):
-    # 1,000 reviews, 6 epochs, Adam(5e-3), the default sizes; 300 held out.
+    # 1,000 reviews, 6 epochs, Adam(5e-3), the default sizes; 300 held out. On
+    # these seeds the default concat_last=True gave the keyword the top weight
+    # in 78% and 74% of the reviews (JAX), without it in 97% and 95%.
     accuracy, share = keyword_share(1000, 300, 6, seed=seed, concat_last=False)
     assert accuracy >= 0.95
     assert share >= 0.8
