@@ -44,8 +44,17 @@ def read_json(path):
 
 
 def write_json(path, data):
+    """Writes a JSON file; one in a preset folder is re-recorded in its
+    metadata.json, as an edit made on purpose (the test's) would be."""
     with open(path, "w", encoding="utf-8") as f:
         json.dump(data, f)
+    folder, name = os.path.split(str(path))
+    metadata_file = os.path.join(folder, "metadata.json")
+    if name != "metadata.json" and os.path.isfile(metadata_file):
+        metadata = read_json(metadata_file)
+        if name in metadata.get("files", {}):
+            metadata["files"][name] = preset_files.file_facts(str(path))
+            write_json(metadata_file, metadata)
 
 
 @pytest.fixture
