@@ -15,7 +15,10 @@ import os
 import re
 import subprocess
 import sys
+import unicodedata
 import warnings
+
+from keras_rnnattn._cli_lines import FAILED, map_lines, progress, report_error
 
 PROG = "keras-rnnattn"
 # `export --format`: `keras_rnnattn.export.FORMATS`, written out here because
@@ -74,6 +77,12 @@ def _import_backend(verbose=False):
     Args:
         verbose: bool, keep the backend's log (for `--traceback`).
     """
+    if "keras" not in sys.modules:
+        from keras_rnnattn._extras import missing_backend_message
+
+        message = missing_backend_message()
+        if message is not None:
+            raise _CommandError(message, code=1)
     if "keras" in sys.modules or verbose:
         import keras  # noqa: F401
 
@@ -146,28 +155,26 @@ def _read_texts(texts):
     return [line.rstrip("\r\n") for line in sys.stdin]
 
 
-def _progress(done, total, what):
-    """A one-line progress counter on stderr, only when stderr is a terminal."""
-    if total > 0 and sys.stderr.isatty():
-        end = "\n" if done >= total else ""
-        print(f"\r{what}: {done}/{total}", end=end, file=sys.stderr, flush=True)
+def _map_texts(args, texts, function, what, name="line"):
+    """`function(batch) -> list` over the non-blank texts, in batches of
+    `args.batch_size`: `(results, failed)` as `_cli_lines.map_lines` gives them.
 
-
-def _map_texts(texts, function, batch_size, what):
-    """`function(batch) -> list` over the non-blank texts, in batches.
-
-    Blank texts give `None`, so that output line i answers input line i.
+    A text the model refuses gets one error line on stderr (`... error: line 3:
+    ...`) and `FAILED` in the results; the others go on (with `--traceback`
+    the first refusal raises).
     """
-    keep = [i for i, text in enumerate(texts) if text.strip()]
-    results = [None] * len(texts)
-    for start in range(0, len(keep), batch_size):
-        chunk = keep[start : start + batch_size]
-        outputs = function([texts[i] for i in chunk])
-        for i, output in zip(chunk, outputs):
-            results[i] = output
-        if len(keep) > batch_size:
-            _progress(min(start + batch_size, len(keep)), len(keep), what)
-    return results
+
+    def on_error(index, error):
+        if args.traceback:
+            raise error
+        report_error(PROG, args.command, f"{name} {index + 1}", error)
+
+    return map_lines(texts, function, args.batch_size, what, on_error)
+
+
+def _line(result):
+    """The output line of a result: empty for a blank or refused text."""
+    return "" if result is None or result is FAILED else result
 
 
 def _find(preset):
@@ -297,14 +304,13 @@ def _cmd_translate(args):
         "length_penalty": args.length_penalty,
         "coverage_penalty": args.coverage_penalty,
     }
-    results = _map_texts(
-        texts,
-        lambda batch: list(model.translate(batch, **kwargs)),
-        args.batch_size,
-        "translated",
+    if args.keep_unknown:
+        kwargs["replace_unknown"] = False
+    results, failed = _map_texts(
+        args, texts, lambda batch: list(model.translate(batch, **kwargs)), "translated"
     )
     for result in results:
-        print("" if result is None else result, flush=True)
+        print(_line(result), flush=True)
     if args.attention:
         if not _contract(model).has("plot_attention"):
             raise _CommandError(
@@ -313,48 +319,84 @@ def _cmd_translate(args):
             )
         options = _contract(model).options("plot_attention")
         plot_kwargs = {name: kwargs[name] for name in options if name in kwargs}
-        shown = [text for text in texts if text.strip()]
+        shown = [t for t, r in zip(texts, results) if t.strip() and r is not FAILED]
         for i, text in enumerate(shown):
             path = _numbered(args.attention, i, len(shown))
             figure = model.plot_attention(text, **plot_kwargs)
             figure.savefig(path, bbox_inches="tight", dpi=150)
             print(f"attention written to {path}", file=sys.stderr)
-    return 0
+    return 1 if failed else 0
 
 
 _WORD = re.compile(r"[^\W\d_]+(?:'[^\W\d_]+)*")
 
 
 def _cmd_pronounce(args):
+    from keras_rnnattn.text import fold_letters
+
     model = _load(args, "translate")
-    words = []
+    # The letters the model reads (a model without a tokenizer reads any).
+    tokenizer = getattr(model, "source_tokenizer", None)
+    known = getattr(tokenizer, "vocabulary", None)
+    # A preset that reads lowercase (cmudict_g2p) prints each word lowercased
+    # once; one that keeps case (misaki_us_g2p: names) reads words as written.
+    lower = getattr(tokenizer, "lowercase", True)
+    words, spellings, refused = [], {}, []
     for text in _read_texts(args.texts):
-        words.extend(word.lower() for word in _WORD.findall(text))
+        for chunk in text.split():
+            found = [w.lower() if lower else w for w in _WORD.findall(chunk)]
+            rest = _WORD.sub("", chunk)
+            # What is neither a word nor punctuation (an emoji, a digit).
+            rest = "".join(c for c in rest if not unicodedata.category(c)[0] == "P")
+            for word in found:
+                spelling = word if known is None else fold_letters(word, known)
+                if spelling is None:
+                    refused.append(word)
+                else:
+                    words.append(word)
+                    spellings[word] = spelling
+            if rest:
+                refused.append(rest)
     words = list(dict.fromkeys(words))  # each word once, in first-seen order
-    if not words:
+    letters = "letters" if known is None else "".join(sorted(_letters(known)))
+    for word in dict.fromkeys(refused):
+        print(
+            f"{PROG} pronounce: warning: {word!r} not pronounced: the preset reads "
+            f"words of {letters} (accented letters are folded to their base letters)",
+            file=sys.stderr,
+        )
+    if not words and not refused:
         raise _CommandError("no word given: pass words of letters (and apostrophes)")
-    results = _map_texts(
-        words,
+    if not words:
+        return 1
+    results, failed = _map_texts(
+        args,
+        [spellings[word] for word in words],
         lambda batch: list(model.translate(batch, beam_size=args.beam)),
-        args.batch_size,
         "pronounced",
+        name="word",
     )
     for word, phonemes in zip(words, results):
-        print(f"{word} {phonemes}", flush=True)
-    return 0
+        print(f"{word} {_line(phonemes)}".rstrip(), flush=True)
+    return 1 if failed else 0
+
+
+def _letters(vocabulary):
+    """The one-character tokens of a vocabulary (a character model's letters)."""
+    return [token for token in vocabulary.tokens if len(token) == 1]
 
 
 def _cmd_punctuate(args):
     model = _load(args, "restore_punctuation")
-    results = _map_texts(
+    results, failed = _map_texts(
+        args,
         _read_texts(args.texts),
         lambda batch: list(model.restore_punctuation(batch)),
-        args.batch_size,
         "punctuated",
     )
     for result in results:
-        print("" if result is None else result, flush=True)
-    return 0
+        print(_line(result), flush=True)
+    return 1 if failed else 0
 
 
 def _cmd_classify(args):
@@ -365,24 +407,26 @@ def _cmd_classify(args):
         labels, probabilities = model.classify(batch)
         return list(zip(labels, probabilities))
 
-    for result in _map_texts(texts, classify, args.batch_size, "classified"):
-        if result is None:
+    results, failed = _map_texts(args, texts, classify, "classified")
+    for result in results:
+        if result is None or result is FAILED:
             print("", flush=True)
             continue
         label, probabilities = result
         if isinstance(label, (list, tuple)):
             label = ",".join(str(item) for item in label)
         print(f"{label}\t{float(max(probabilities)):.4f}", flush=True)
-    return 0
+    return 1 if failed else 0
 
 
 def _cmd_tag(args):
     model = _load(args, "tag")
     texts = _read_texts(args.texts)
-    for result in _map_texts(texts, model.tag, args.batch_size, "tagged"):
-        pairs = result or []
+    results, failed = _map_texts(args, texts, model.tag, "tagged")
+    for result in results:
+        pairs = [] if result is None or result is FAILED else result
         print(" ".join(f"{token}/{tag}" for token, tag in pairs), flush=True)
-    return 0
+    return 1 if failed else 0
 
 
 def _cmd_generate(args):
@@ -405,10 +449,18 @@ def _cmd_generate(args):
             f"{type(model).__name__}.generate takes no {options}: leave "
             f"{'it' if len(refused) == 1 else 'them'} out"
         )
+    failed = 0
     for i, prompt in enumerate(prompts):
-        print(model.generate(prompt, **kwargs), flush=True)
-        _progress(i + 1, len(prompts) if len(prompts) > 1 else 0, "generated")
-    return 0
+        try:
+            print(model.generate(prompt, **kwargs), flush=True)
+        except ValueError as error:  # this prompt only: the others go on
+            if args.traceback:
+                raise
+            report_error(PROG, args.command, f"line {i + 1}", error)
+            print("", flush=True)
+            failed += 1
+        progress(i + 1, len(prompts) if len(prompts) > 1 else 0, "generated")
+    return 1 if failed else 0
 
 
 def _applications_dir():
@@ -558,6 +610,12 @@ def build_parser():
         help="the most output tokens (default: the model's)",
     )
     p.add_argument(
+        "--keep-unknown",
+        action="store_true",
+        help="print <unk> where the model does not know a target word (default: "
+        "the source word its attention points at)",
+    )
+    p.add_argument(
         "--attention",
         metavar="FILE.png",
         help="save the attention heat map (one file per text: FILE-1.png, ...)",
@@ -644,9 +702,10 @@ def build_parser():
         "--format",
         required=True,
         choices=_EXPORT_FORMATS,
-        help="Keras's names tf_saved_model, litert and onnx (onnx needs "
-        'pip install "keras-rnnattn[onnx]"); saved_model and tflite are the '
-        "same as the first two",
+        help="Keras's names tf_saved_model, litert and onnx (they need "
+        'pip install "keras-rnnattn[tensorflow]", "keras-rnnattn[export]" and '
+        '"keras-rnnattn[onnx]"); saved_model and tflite are the same as the '
+        "first two",
     )
     p.add_argument(
         "--quantize", action="store_true", help="quantize the weights (litert)"

@@ -9,7 +9,7 @@ attention visibly aligns each output digit with its source characters. No networ
 
 import argparse
 import datetime
-import os
+import sys
 import time
 
 import numpy as np
@@ -94,7 +94,7 @@ def run_pretrained(model, out):
     beam = model.translate(GERMAN, beam_size=4, length_penalty=alpha)
     for src, g, b in zip(GERMAN, greedy, beam):
         print(f"  {src}\n    greedy: {g}\n    beam 4 (α = {alpha}): {b}")
-    figure = model.plot_attention(GERMAN[0], beam_size=4, length_penalty=alpha)
+    figure = _plot(model, GERMAN[0], beam_size=4, length_penalty=alpha)
     return figure, out
 
 
@@ -111,7 +111,18 @@ def run_trained_demo(out):
     print(f"\nExact match on {len(test)} unseen dates (greedy): {exact:.1%}\n")
     for (src, ref), g, b in zip(test[:5], greedy, beam):
         print(f"  {src!r:34} → greedy {g!r}, beam 4 {b!r} (reference {ref})")
-    return model.plot_attention(sources[0]), out
+    return _plot(model, sources[0]), out
+
+
+def _plot(model, text, **kwargs):
+    """The attention heat map of `text`, or None (and one line saying what to
+    install) without matplotlib."""
+    from keras_rnnattn._extras import installed, pip_extra
+
+    if not installed("matplotlib"):
+        print(f"\nAttention heat map skipped: it needs matplotlib, {pip_extra('plot')}")
+        return None
+    return model.plot_attention(text, **kwargs)
 
 
 def main(argv=None):
@@ -120,7 +131,13 @@ def main(argv=None):
         "--out", default="attention.png", help="where to write the heat map"
     )
     args = parser.parse_args(argv)
-    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+    from keras_rnnattn.cli import _CommandError, _import_backend
+
+    try:  # without TensorFlow's native log lines; a missing backend in one line
+        _import_backend()
+    except _CommandError as error:
+        print(f"keras_rnnattn.demo: error: {error}", file=sys.stderr)
+        return 1
     import keras
 
     # The backend is printed, not branched on.
@@ -137,8 +154,9 @@ def main(argv=None):
         figure, out = run_pretrained(model, args.out)
     else:
         figure, out = run_trained_demo(args.out)
-    figure.savefig(out, dpi=120)
-    print(f"\nAttention heat map written to {out}")
+    if figure is not None:
+        figure.savefig(out, dpi=120)
+        print(f"\nAttention heat map written to {out}")
     return 0
 
 

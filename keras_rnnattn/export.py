@@ -50,6 +50,8 @@ import tempfile
 import keras
 import numpy as np
 
+from keras_rnnattn._extras import require
+
 # Keras's names for the formats (`model.export(format=...)`), then the names this
 # package used first, which stay: each names the SavedModel, TFLite or ONNX writer.
 FORMATS = ("tf_saved_model", "litert", "onnx", "saved_model", "tflite")
@@ -63,7 +65,13 @@ _WRITERS = {
 MANIFEST = "export.json"
 # The packages the ONNX writer imports (the `onnx` extra also has onnxruntime,
 # which runs the files).
-_ONNX_PACKAGES = ("onnx", "tf2onnx")
+_ONNX_PACKAGES = ("tensorflow", "onnx", "tf2onnx")
+# The extra that installs each writer's packages, and what to call it in errors.
+_EXTRAS = {
+    "saved_model": ("tensorflow", "SavedModel export"),
+    "tflite": ("export", "TFLite (LiteRT) export"),
+    "onnx": ("onnx", "ONNX export"),
+}
 
 
 # --- Public API -----------------------------------------------------------------------
@@ -121,7 +129,9 @@ def export_model(
     Raises:
         ValueError: for a format not in `FORMATS` (the message lists them),
             and for options the format or the model does not take.
-        ImportError: for `format="onnx"` without the packages onnx and
+        ImportError: naming the extra to install when the format's writer
+            is missing: TensorFlow (every format; `pip install
+            "keras-rnnattn[tensorflow]"`, `[export]` for TFLite), onnx and
             tf2onnx (`pip install "keras-rnnattn[onnx]"`).
 
     Example:
@@ -159,8 +169,7 @@ def export_model(
         quantize=quantize,
         signatures=signatures,
     )
-    if format == "onnx":
-        _require_onnx()
+    _require_writer(format)
     # The writers need TensorFlow's graph: other backends export from a TensorFlow
     # subprocess, a choice of process rather than of computation.
     if keras.backend.backend() != "tensorflow":
@@ -217,8 +226,7 @@ def export_preset(preset, path, format="saved_model", quantize=False, **options)
     from keras_rnnattn.presets import find_preset, load_preset
 
     format = _check_format(format)
-    if format == "onnx":
-        _require_onnx()
+    _require_writer(format)
     path_in = find_preset(preset)
     model = _task(load_preset(path_in))
     if format == "tflite":
@@ -276,6 +284,15 @@ def _require_onnx():
             f"ONNX export needs the packages {', '.join(_ONNX_PACKAGES)}: "
             f'pip install "keras-rnnattn[onnx]". Missing: {", ".join(missing)}'
         )
+
+
+def _require_writer(format):
+    """Raises ImportError naming the extra unless the format's writer can run:
+    every writer needs TensorFlow (in a subprocess under JAX and torch)."""
+    extra, what = _EXTRAS[format]
+    if format == "onnx":
+        _require_onnx()
+    require("tensorflow", extra, what)
 
 
 def _optional_int(name, value):

@@ -17,8 +17,8 @@ A preset is a folder `saved_models/<name>/` holding
 Loading runs no code from the preset: config.json is read with Keras's
 `safe_mode` (no lambdas, only Keras classes and classes registered with
 `keras.saving.register_keras_serializable`), its top-level class is checked
-before anything is built, and the weights file is checked against the SHA-256
-in metadata.json. The model is built by Keras from the `build_config` that
+before anything is built, and every file metadata.json records (the weights,
+config.json, the tokenizers' JSON) is checked against its size and SHA-256. The model is built by Keras from the `build_config` that
 config.json records (the same path as a `.keras` file), so any model that
 round-trips through `keras.saving.serialize_keras_object` /
 `deserialize_keras_object` built can be a preset. Classes are found by their
@@ -48,7 +48,6 @@ Keras; they are importable from here too.
 """
 
 import datetime
-import hashlib
 import json
 import os
 
@@ -76,75 +75,11 @@ from keras_rnnattn.preset_catalog import (  # noqa: F401 (re-exported)
     preset_metadata,
 )
 from keras_rnnattn.preset_error import PresetError
+from keras_rnnattn.preset_files import check_preset_files
+from keras_rnnattn.preset_files import file_facts as _file_facts
 
 FORMAT_VERSION = 1
 MAX_PRESET_MB = 20
-
-_LFS_POINTER = b"version https://git-lfs"
-
-
-# --- Files -----------------------------------------------------------------------
-def _file_facts(file):
-    digest = hashlib.sha256()
-    with open(file, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
-    return {"bytes": os.path.getsize(file), "sha256": digest.hexdigest()}
-
-
-# Preset folders already warned about, so that each warns once per process.
-_WARNED_UNCHECKED = set()
-
-
-def _warn_unchecked(path):
-    """Warns once per folder that its weights load without a checksum."""
-    folder = os.path.realpath(path)
-    if folder in _WARNED_UNCHECKED:
-        return
-    _WARNED_UNCHECKED.add(folder)
-    import warnings
-
-    warnings.warn(
-        f"The preset folder {path} records no SHA-256 of {WEIGHTS_FILE} (its "
-        f"{METADATA_FILE} is missing or has no 'files' entry), so its weights "
-        "are loaded unchecked: a truncated or replaced file is not detected. "
-        "Write presets with `model.save_to_preset(folder)`, which records it.",
-        stacklevel=4,
-    )
-
-
-def _check_weights_file(path, metadata):
-    file = os.path.join(path, WEIGHTS_FILE)
-    if not os.path.isfile(file):
-        raise PresetError(
-            f"The preset folder {path} has no {WEIGHTS_FILE}. Write presets with "
-            "`model.save_to_preset(folder)`."
-        )
-    with open(file, "rb") as f:
-        head = f.read(len(_LFS_POINTER))
-    if head == _LFS_POINTER:
-        raise PresetError(
-            f"{file} is a Git LFS pointer, not the weights: run `git lfs pull` in "
-            "the repository."
-        )
-    expected = (metadata.get("files") or {}).get(WEIGHTS_FILE)
-    if not isinstance(expected, dict) or "sha256" not in expected:
-        _warn_unchecked(path)
-    if not isinstance(expected, dict):
-        return
-    size = os.path.getsize(file)
-    if "bytes" in expected and size != expected["bytes"]:
-        raise PresetError(
-            f"{file} has {size} bytes but {METADATA_FILE} records "
-            f"{expected['bytes']}: the weights file is truncated or corrupt. Copy "
-            "or download the preset again."
-        )
-    if "sha256" in expected and _file_facts(file)["sha256"] != expected["sha256"]:
-        raise PresetError(
-            f"{file} does not match the SHA-256 recorded in {METADATA_FILE}: the "
-            "weights file is corrupt or was replaced. Copy or download the preset "
-            "again, or write it with `model.save_to_preset(folder)`."
-        )
 
 
 def _json_default(value):
@@ -478,7 +413,7 @@ def load_preset(name_or_dir, cls=None, **config_overrides):
     metadata_file = os.path.join(path, METADATA_FILE)
     metadata = _read_json(path, METADATA_FILE) if os.path.isfile(metadata_file) else {}
     _check_class(config, expected, config_file)
-    _check_weights_file(path, metadata)
+    check_preset_files(path, metadata)
 
     # No compile state, at any depth (an ensemble's members may hold theirs):
     # a preset restores weights, and an optimizer built here would create its

@@ -404,12 +404,14 @@ class _Translate(_TaskIO):
         return self.tokenizer.vocabulary_size
 
     def strings(self, texts):
-        out = self.model.translate(texts)  # greedy: beams have their own tests
+        # Greedy (beams have their own tests), the ids decoded as they are
+        # (unknown-word replacement has its own tests).
+        out = self.model.translate(texts, replace_unknown=False)
         assert len(out) == len(texts) and all(isinstance(t, str) for t in out), out
         return out
 
     def single(self, text, texts):
-        return self.model.translate(text)
+        return self.model.translate(text, replace_unknown=False)
 
     def ids(self, texts):
         return self.model.encode_source(texts)  # (B, S), each row ends with eos

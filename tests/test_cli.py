@@ -206,6 +206,29 @@ def test_translate_reads_stdin_and_keeps_blank_lines_aligned(run):
     assert calls == [["a b", "c d"], ["e f"]]  # batches of 2, blank lines skipped
 
 
+def test_a_refused_line_gets_its_error_and_the_stream_goes_on(run):
+    # The real Translator refuses a source longer than its max_source_length
+    # (128 characters): that line alone gets an error and an empty output line,
+    # in a batch with good lines, and the lines after it are translated.
+    code, out, err = run(
+        "translate",
+        "--preset",
+        "real_tr",
+        "--batch-size",
+        "2",
+        stdin=f"ab\n{'a' * 200}\nabc\n\nba\n",
+    )
+    assert code == 1
+    lines = out.split("\n")
+    assert len(lines) == 6 and lines[1] == lines[3] == lines[5] == ""
+    # Every other line answered, as it is without the refused one.
+    code, good, _ = run("translate", "--preset", "real_tr", "ab", "abc", "ba")
+    assert code == 0 and [lines[0], lines[2], lines[4]] == good.split("\n")[:3]
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert err.startswith("keras-rnnattn translate: error: line 2: ")
+    assert "max_source_length" in err
+
+
 def test_progress_goes_to_a_terminal_stderr_only(run, monkeypatch):
     argv = ("translate", "--preset", "tiny_tr", "--batch-size", "2", "a", "b", "c")
     code, out, err = run(*argv)
@@ -304,9 +327,24 @@ def test_punctuate_restores_each_line(run):
 
 
 def test_pronounce_without_words_is_one_line(run):
-    code, _, err = run("pronounce", "--preset", "tiny_tr", "42 -- !")
+    code, _, err = run("pronounce", "--preset", "tiny_tr", "-- !")
     assert_one_line_error(code, err)
     assert "no word given" in err
+
+
+def test_pronounce_folds_accents_and_names_what_it_cannot_read(run):
+    # real_tr reads the letters a, b, c and d: "àb" and "ÀḂ" are read as "ab";
+    # an emoji, a number and a word of other letters are named once each.
+    code, out, err = run("pronounce", "--preset", "real_tr", "àb ÀḂ! 😀 42 ab😀 xyz")
+    assert code == 0, err
+    lines = [line.partition(" ") for line in out.splitlines()]
+    assert [word for word, _, _ in lines] == ["àb", "àḃ", "ab"]
+    assert len({output for _, _, output in lines}) == 1  # all three read as "ab"
+    warned = [line.split("'")[1] for line in err.splitlines()]
+    assert warned == ["😀", "42", "xyz"], err
+    assert all("not pronounced" in line for line in err.splitlines())
+    code, out, err = run("pronounce", "--preset", "real_tr", "😀")
+    assert code == 1 and out == "" and "'😀' not pronounced" in err
 
 
 def test_generate_passes_the_sampling_options(run):
@@ -396,9 +434,12 @@ def test_model_value_errors_are_one_line_unless_traceback(run, monkeypatch):
         raise ValueError("the prompt has 900 tokens but the model reads at most 64")
 
     monkeypatch.setattr(TinyGenerator, "generate", refuse)
-    code, _, err = run("generate", "--preset", "tiny_gen", "x")
-    assert_one_line_error(code, err)
-    assert err.startswith("keras-rnnattn generate: error: the prompt has 900 tokens")
+    code, out, err = run("generate", "--preset", "tiny_gen", "x")
+    assert_one_line_error(code, err, expected_code=1)
+    assert err.startswith(
+        "keras-rnnattn generate: error: line 1: the prompt has 900 tokens"
+    )
+    assert out == "\n"
     with pytest.raises(ValueError, match="900 tokens"):
         cli.main(["--traceback", "generate", "--preset", "tiny_gen", "x"])
 

@@ -13,7 +13,7 @@ import keras
 import numpy as np
 import pytest
 
-from keras_rnnattn import preset_catalog, presets
+from keras_rnnattn import preset_catalog, preset_files, presets
 from keras_rnnattn.preset_error import PresetError
 from keras_rnnattn.preset_mixin import PresetMixin
 from tests.backends import next_backend
@@ -44,8 +44,17 @@ def read_json(path):
 
 
 def write_json(path, data):
+    """Writes a JSON file; one in a preset folder is re-recorded in its
+    metadata.json, as an edit made on purpose (the test's) would be."""
     with open(path, "w", encoding="utf-8") as f:
         json.dump(data, f)
+    folder, name = os.path.split(str(path))
+    metadata_file = os.path.join(folder, "metadata.json")
+    if name != "metadata.json" and os.path.isfile(metadata_file):
+        metadata = read_json(metadata_file)
+        if name in metadata.get("files", {}):
+            metadata["files"][name] = preset_files.file_facts(str(path))
+            write_json(metadata_file, metadata)
 
 
 @pytest.fixture
@@ -367,6 +376,29 @@ def test_weights_changed_in_place_fail_the_checksum(classifier_preset):
     assert weights in str(info.value)
 
 
+@pytest.mark.parametrize("damage", ["truncated", "changed"])
+def test_every_recorded_file_is_checked(tmp_path, damage):
+    # A shipped preset's tokenizer.json, which TFLite users read too: metadata.json
+    # records its size and SHA-256, and a damaged copy is refused before loading.
+    path = str(
+        shutil.copytree(
+            os.path.join(REPO, "saved_models", "movie_snippets_sentiment"),
+            tmp_path / "p",
+        )
+    )
+    tokenizer = os.path.join(path, "tokenizer.json")
+    with open(tokenizer, "rb") as f:
+        data = f.read()
+    data = data[: len(data) // 2] if damage == "truncated" else data.replace(b"a", b"e")
+    with open(tokenizer, "wb") as f:
+        f.write(data)
+    expected = "truncated, corrupt or was replaced"
+    with pytest.raises(PresetError, match=expected) as info:
+        presets.load_preset(path)
+    assert str(info.value).startswith(tokenizer)
+    assert ("bytes" in str(info.value)) == (damage == "truncated")
+
+
 @pytest.mark.filterwarnings("ignore:Skipping nested container")
 def test_weights_of_another_architecture_are_named(tmp_path):
     path = TinyModel(units=2).save_to_preset(tmp_path / "p")
@@ -660,7 +692,7 @@ def test_shipped_preset_is_complete_and_small(name):
     assert isinstance(metadata["parameter_count"], int)
     total = sum(os.path.getsize(os.path.join(path, f)) for f in os.listdir(path))
     assert total < presets.MAX_PRESET_MB * 2**20, f"{name} is {total / 2**20:.1f} MB"
-    presets._check_weights_file(path, metadata)  # size and SHA-256 as recorded
+    preset_files.check_preset_files(path, metadata)  # every file as recorded
 
 
 # The presets in the wheel are a closed set (README, "Which presets ship in the wheel"):

@@ -1,6 +1,7 @@
 """How the models run inference loops on each backend: compiled, without gradients."""
 
 import contextlib
+import functools
 
 import keras
 
@@ -41,7 +42,12 @@ def compiled(model, fn):
     if backend == "tensorflow":
         import tensorflow as tf
 
-        return tf.function(fn, reduce_retracing=True)
+        # TensorFlow counts traces by the Python function's code object, which
+        # the closures of every model share: several models (presets) in one
+        # process added up to its "triggered tf.function retracing" warning.
+        # A `partial` has no code object, so each compiled function counts its
+        # own traces.
+        return tf.function(functools.partial(fn), reduce_retracing=True)
 
     def run_without_gradients(*args):
         with no_grad():

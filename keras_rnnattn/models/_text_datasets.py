@@ -10,9 +10,10 @@ pipeline runs on every Keras backend (Keras reads `tf.data` on JAX and torch
 too).
 
 An unbatched dataset of texts is batched here: for `fit` and `evaluate` into
-buckets of texts of similar length (`bucket_by_sequence_length` on the word
-count of the first text of each element, batches of `batch_size`), for
-`predict` in order. Each batch's id rows are padded to its longest row
+batches of texts of similar length (pools of `POOL_BATCHES` batches sorted by
+the word count of the first text of each element, then cut into batches of
+`batch_size`, so that the number of batches is known), for `predict` in
+order. Each batch's id rows are padded to its longest row
 rounded up to a multiple of `PAD_MULTIPLE` (at most the model's
 `max_length`), so batches come in few shapes: JAX and XLA compile once per
 shape.
@@ -23,7 +24,8 @@ import numpy as np
 from keras_rnnattn.text import inputs as text_inputs
 
 PAD_MULTIPLE = 8
-BUCKET_BOUNDARIES = (8, 16, 24, 32, 48, 64, 96, 128)
+# Batches sorted by length together (see `_batch`).
+POOL_BATCHES = 16
 
 
 def is_text_dataset(x):
@@ -138,20 +140,37 @@ def encode_text_dataset(
 
 
 def _batch(dataset, batch_size, bucketed):
-    """Batches an unbatched dataset: by length where `bucketed`, else in order."""
+    """Batches an unbatched dataset: by length where `bucketed`, else in order.
+
+    By length: pools of `POOL_BATCHES` batches are sorted by word count, then
+    cut into batches, so that each batch holds texts of similar length and a
+    dataset of N texts gives ceil(N / batch_size) batches, a number set on the
+    dataset when N is known. Keras then ends each epoch at that count; with an
+    unknown count it reads until the data runs out and warns that it did.
+    """
     import tensorflow as tf
 
     if not bucketed:
         return dataset.batch(batch_size)
 
-    def length(*element):
-        words = tf.strings.split(tf.strings.strip(element[0]))
-        return tf.shape(words, out_type=tf.int32)[0]
+    def by_length(*pool):
+        words = tf.strings.split(tf.strings.strip(pool[0]))  # (P, None) ragged
+        order = tf.argsort(words.row_lengths(), stable=True)
+        out = tuple(tf.gather(part, order) for part in pool)
+        return out if len(out) > 1 else out[0]
 
-    boundaries = list(BUCKET_BOUNDARIES)
-    return dataset.bucket_by_sequence_length(
-        length, boundaries, [batch_size] * (len(boundaries) + 1)
+    count = int(dataset.cardinality())
+    batches = (
+        dataset.batch(batch_size * POOL_BATCHES)
+        .map(by_length, num_parallel_calls=tf.data.AUTOTUNE, deterministic=True)
+        .unbatch()
+        .batch(batch_size)
     )
+    if count >= 0:
+        batches = batches.apply(
+            tf.data.experimental.assert_cardinality(-(-count // batch_size))
+        )
+    return batches
 
 
 def _flatten(structure):

@@ -27,6 +27,19 @@ class AttentionClassifier(TextTask, keras.Model):
     `attention_units`, `penalty`); `"mean"` and `"last"` are the baselines to
     compare against (mean of the outputs, last output alone).
 
+    Explanations (`explain`, `plot_attention`) show the pooling weights. With
+    `concat_last=True` (the default, the better classifier) the last RNN
+    output is a second path from the text to the label, so the weights need
+    not single out the words that decide it, and how sharp they are depends on
+    the initial weights: on 1,000 reviews whose label one keyword decides (3
+    labels, 6 epochs, `Adam(5e-3)`), the keyword got the top weight in 74-97%
+    of 300 held-out reviews over four seeds, at 100% accuracy (the encoder's
+    two RNNs are built directly since the presets' loading change, which draws
+    their initial weights in another order: the same seeds gave 86-97%
+    before). With `concat_last=False` the pooled vector is the only path and
+    the keyword got it in 95-97% on the seeds that gave 74-78%: build the model
+    so where the weights are to explain its decisions.
+
     Strings in and out: with a `tokenizer` (from `keras_rnnattn.text`) and
     `labels`, `fit`, `evaluate` and `predict` take texts and label strings as
     well as token ids, and `classify`, `explain` and `plot_attention` read texts.
@@ -39,10 +52,12 @@ class AttentionClassifier(TextTask, keras.Model):
     carries little information); a text longer than `max_length` tokens is cut to
     its first `max_length` tokens (with a warning, once per model); labels or
     token ids outside the model's sets raise `ValueError` in
-    `fit`/`evaluate`/`predict`. A `tf.data.Dataset` must
-    yield batches of int token ids `(batch, length)` and labels (class indices,
-    or label strings that the model maps through `labels`); one of texts, or
-    one that is not batched, raises a `ValueError` that names the fix.
+    `fit`/`evaluate`/`predict`. A `tf.data.Dataset` may yield texts (or
+    `(text, label)` pairs), tokenized inside the input pipeline, or int token
+    ids `(batch, length)` with labels (class indices, or label strings that the
+    model maps through `labels`); an unbatched dataset is batched for you
+    (`batch_size` per batch, in buckets of similar length for `fit` and
+    `evaluate`).
 
     Args:
         vocabulary_size: int, the number of token ids (default: the tokenizer's).

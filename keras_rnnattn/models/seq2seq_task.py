@@ -14,6 +14,7 @@ from keras_rnnattn.models._seq2seq_search import Seq2SeqSearch
 from keras_rnnattn.models.losses import MaskedAccuracy, MaskedSparseCrossEntropy
 from keras_rnnattn.models.task import TaskContract, TextTask
 from keras_rnnattn.text.serialization import as_tokenizer
+from keras_rnnattn.text.unknown_words import decode_translations
 
 
 class Seq2SeqTask(Seq2SeqSearch, TextTask, keras.Model):
@@ -140,6 +141,13 @@ class Seq2SeqTask(Seq2SeqSearch, TextTask, keras.Model):
                 f"{type(self).__name__} takes `(source_ids, target_in_ids)`. "
                 f"Received: inputs={type(inputs).__name__}"
             )
+        for name, ids in zip(("source_ids", "target_in_ids"), inputs):
+            if len(ids.shape) != 2:
+                raise ValueError(
+                    f"{type(self).__name__} takes `(source_ids, target_in_ids)`, "
+                    "each token ids of shape (batch, length). Received: "
+                    f"{name} of shape {tuple(ids.shape)}"
+                )
         return self.forward_pass(inputs[0], inputs[1], training=training)[0]
 
     def compute_output_shape(self, input_shape):
@@ -274,6 +282,7 @@ class Seq2SeqTask(Seq2SeqSearch, TextTask, keras.Model):
         return_attention=False,
         length_penalty=None,
         coverage_penalty=None,
+        replace_unknown=True,
     ):
         """Translates texts: strings in, strings out.
 
@@ -297,6 +306,10 @@ class Seq2SeqTask(Seq2SeqSearch, TextTask, keras.Model):
             coverage_penalty: float β >= 0 of beam search (Wu et al. 2016),
                 rewards hypotheses that attend to every source token. None:
                 the model's, as for `length_penalty`.
+            replace_unknown: bool, replace each unknown target token by the
+                source word its attention points at (Luong et al. 2015; see
+                `keras_rnnattn.text.unknown_words`), so that no `<unk>` is
+                printed; False keeps the tokenizer's `<unk>`.
 
         Returns:
             The translation (a str for a str input, else a list of str); with
@@ -320,8 +333,16 @@ class Seq2SeqTask(Seq2SeqSearch, TextTask, keras.Model):
         attentions = [None] * len(texts)
         if keep:
             tokens, _ = self.generate_ids(source, beam_size, max_length, **penalties)
+            decoded = decode_translations(  # `<unk>`: the source word attended to
+                (self.source_tokenizer, self.target_tokenizer),
+                [texts[i] for i in keep],
+                source,
+                tokens,
+                self._alignments if self.has_attention else None,
+                replace_unknown,
+            )
             for row, i in enumerate(keep):
-                translations[i] = self.target_tokenizer.decode(tokens[row])
+                translations[i] = decoded[row]
             if return_attention:
                 self._attention_entries(texts, keep, source, tokens, attentions)
         result = translations[0] if single else translations

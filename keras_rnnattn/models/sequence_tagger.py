@@ -13,6 +13,7 @@ from keras_rnnattn.text.punctuation import (
     PUNCTUATION_TAGS,
     restore_punctuation,
     strip_punctuation,
+    untagged_tokens,
 )
 
 ENCODERS = ("rnn", "cnn", "dense")
@@ -310,7 +311,9 @@ class SequenceTagger(TextTask, keras.Model):
         For a tagger trained on `keras_rnnattn.text.PUNCTUATION_TAGS` (Tilk &
         Alumäe 2016's classes with the word's case, `punctuation_tags` of
         running text). Any punctuation and capitals already in the texts are
-        removed first (`strip_punctuation`); texts longer than `max_length`
+        removed first (`strip_punctuation`); tokens that are neither words nor
+        punctuation (emoji, symbols) are kept in their place, untagged
+        (`untagged_tokens`); texts longer than `max_length`
         tokens are tagged in pieces of `max_length` tokens. Each text is taken
         to be whole sentences: its first word and each word after a full stop
         or question mark are capitalised, and its last word ends a sentence (a
@@ -356,8 +359,14 @@ class SequenceTagger(TextTask, keras.Model):
             words[i].extend(t for t, _ in pairs)
             tags[i].extend(g for _, g in pairs)
         out = []
-        for text_words, text_tags in zip(words, tags):
-            out.append(restore_punctuation(text_words, _whole_sentences(text_tags)))
+        for text, text_words, text_tags in zip(items, words, tags):
+            # Emoji and symbols, which the tagger does not read, back in place.
+            others = untagged_tokens(text)
+            n_words = len(strip_punctuation(text).split())
+            if n_words and n_words != len(text_words):  # a subword tokenizer
+                others = [(p * len(text_words) // n_words, t) for p, t in others]
+            whole = _whole_sentences(text_tags)
+            out.append(restore_punctuation(text_words, whole, others))
         return out[0] if single else out
 
     def attention_weights(self, texts, batch_size=32):

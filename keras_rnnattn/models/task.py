@@ -28,6 +28,26 @@ def _dataset_batch_size(x, kwargs):
     return None
 
 
+def _build_optimizer_as_saved(optimizer, variables):
+    """Builds `optimizer` for `variables` only if the `.keras` file being loaded
+    holds a built optimizer's state (a model saved after training).
+
+    A model saved before it trained (a preset compiled with its defaults) holds
+    the unbuilt optimizer's few variables: building it first made Keras skip
+    loading them with a warning, and on JAX compiled an initializer for each
+    new variable (seconds). Keras loads the optimizer's state just after
+    `compile_from_config`, through its `load_own_variables`.
+    """
+    load = optimizer.load_own_variables
+
+    def load_own_variables(store):
+        if not optimizer.built and len(store.keys()) > len(optimizer.variables):
+            optimizer.build(variables)
+        load(store)
+
+    optimizer.load_own_variables = load_own_variables
+
+
 def embedding_initializer():
     """N(0, 1) token embeddings, as in PyTorch's `nn.Embedding`.
 
@@ -259,7 +279,7 @@ class TextTask(PresetMixin):
         config = keras.saving.deserialize_keras_object(config)
         self.compile(**config)
         if self.built:
-            self.optimizer.build(self.trainable_variables)
+            _build_optimizer_as_saved(self.optimizer, self.trainable_variables)
 
     # --- Samples ----------------------------------------------------------------
     def preprocess_samples(self, x, y=None, owner=None, with_targets=True):
@@ -362,6 +382,10 @@ class TextTask(PresetMixin):
         batch_size = _dataset_batch_size(x, kwargs)
         x, y = self._samples(x, y, "fit", batch_size=batch_size)
         validation_data = self._validation_samples(validation_data, self._caller("fit"))
+        if hasattr(x, "element_spec") and not args:
+            # A dataset is shuffled (or not) by its pipeline: Keras's default
+            # shuffle=True does not apply to it, and it warns if passed.
+            kwargs.setdefault("shuffle", False)
         return super().fit(x, y, *args, validation_data=validation_data, **kwargs)
 
     def evaluate(self, x=None, y=None, *args, **kwargs):

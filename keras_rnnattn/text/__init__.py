@@ -6,13 +6,19 @@ keras-hub tokenizer; both import their library only when used."""
 from keras_rnnattn.text.bpe_tokenizer import BpeTokenizer
 from keras_rnnattn.text.char_tokenizer import CharTokenizer
 from keras_rnnattn.text.keras_hub_tokenizer import KerasHubTokenizer
-from keras_rnnattn.text.normalization import detokenize, normalize, split_words
+from keras_rnnattn.text.normalization import (
+    detokenize,
+    fold_letters,
+    normalize,
+    split_words,
+)
 from keras_rnnattn.text.punctuation import (
     PUNCTUATION_TAGS,
     punctuation_tags,
     punctuation_windows,
     restore_punctuation,
     strip_punctuation,
+    untagged_tokens,
 )
 from keras_rnnattn.text.sentencepiece_tokenizer import SentencePieceTokenizer
 from keras_rnnattn.text.tokenizer import Tokenizer
@@ -30,10 +36,12 @@ __all__ = [
     "Vocabulary",
     "WordTokenizer",
     "detokenize",
+    "fold_letters",
     "normalize",
     "punctuation_tags",
     "punctuation_windows",
     "restore_punctuation",
     "split_words",
     "strip_punctuation",
+    "untagged_tokens",
 ]

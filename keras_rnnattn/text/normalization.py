@@ -45,6 +45,47 @@ def normalize(text, lowercase=False):
     return text.lower() if lowercase else text
 
 
+def fold_letters(text, known):
+    """Spells `text` with the characters of `known`, folding the others to their
+    base letters (Unicode NFKD without the accents, then case folding).
+
+    `café` becomes `cafe`, `naïve` `naive`, `straße` `strasse` (`casefold`,
+    as German writes ß without it): what a model trained on unaccented letters
+    (the `cmudict_g2p` preset) can read. A character that folds to none of
+    `known` (an emoji, another script) cannot be spelled: the result is None.
+
+    Args:
+        text: str.
+        known: a container of str (a `Vocabulary`, a set of characters).
+
+    Returns:
+        The folded str, or None when some character has no spelling in `known`.
+
+    Example:
+
+    >>> letters = set("abcdefghijklmnopqrstuvwxyz")
+    >>> [fold_letters(w, letters) for w in ["café", "straße", "naïve", "ok😀"]]
+    ['cafe', 'strasse', 'naive', None]
+    """
+    out = []
+    for char in text:
+        if char in known:
+            out.append(char)
+            continue
+        base = "".join(
+            c
+            for c in unicodedata.normalize("NFKD", char)
+            if not unicodedata.combining(c)
+        )
+        for spelling in (base, char.casefold(), base.casefold()):
+            if spelling and all(c in known for c in spelling):
+                out.append(spelling)
+                break
+        else:
+            return None
+    return "".join(out)
+
+
 def split_words(text):
     """Splits normalised text into words, numbers and punctuation marks.
 

@@ -16,6 +16,8 @@ letter, all capitals: "NASA"). A word's tag is `<case>_<punctuation>`, one of
 the 12 `PUNCTUATION_TAGS`.
 """
 
+import unicodedata
+
 from keras_rnnattn.text.normalization import detokenize, normalize, split_words
 
 PUNCTUATION_CLASSES = ("O", "COMMA", "PERIOD", "QUESTION")
@@ -67,6 +69,34 @@ def strip_punctuation(text):
     return detokenize([w.lower() for w in split_words(normalize(text)) if _is_word(w)])
 
 
+def untagged_tokens(text):
+    """The tokens of `text` a punctuation tagger does not read, and where they are.
+
+    `strip_punctuation` keeps the words only; an emoji or a symbol (`🍕`, `€`)
+    is neither a word nor a punctuation mark that the tags restore. This gives
+    those tokens with their place, so that `restore_punctuation` puts them back.
+
+    Args:
+        text: str.
+
+    Returns:
+        list of `(position, token)`: the number of words of
+        `strip_punctuation(text)` before the token, and the token.
+
+    Example:
+
+    >>> untagged_tokens("i love 🍕, and café 😀")
+    [(2, '🍕'), (4, '😀')]
+    """
+    others, position = [], 0
+    for token in split_words(normalize(text)):
+        if _is_word(token):
+            position += 1
+        elif not all(unicodedata.category(ch)[0] == "P" for ch in token):
+            others.append((position, token))
+    return others
+
+
 def punctuation_tags(text):
     """The words of `text` (lowercased) and the tag of each.
 
@@ -96,12 +126,16 @@ def punctuation_tags(text):
     return words, [f"{c}_{m}" for c, m in zip(cases, marks)]
 
 
-def restore_punctuation(words, tags):
+def restore_punctuation(words, tags, others=()):
     """Text from words and their tags: the inverse of `punctuation_tags`.
 
     Args:
         words: list of str, lowercase word tokens.
         tags: list of str, one of `PUNCTUATION_TAGS` per word.
+        others: list of `(position, token)`, tokens put back untagged after
+            the first `position` words and their marks (those after the last
+            word before its mark, which ends the text), as `untagged_tokens`
+            gives them.
 
     Returns:
         str, the words cased and punctuated, detokenized.
@@ -111,13 +145,26 @@ def restore_punctuation(words, tags):
     >>> restore_punctuation(["hello", "nasa", "why"],
     ...                     ["title_COMMA", "upper_PERIOD", "title_QUESTION"])
     'Hello, NASA. Why?'
+    >>> restore_punctuation(["i", "love", "it"], ["title_O", "lower_O", "lower_PERIOD"],
+    ...                     others=[(2, "🍕"), (3, "😀")])
+    'I love 🍕 it 😀.'
     """
     if len(words) != len(tags):
         raise ValueError(
             f"Give one tag per word. Received: {len(words)} words and {len(tags)} tags"
         )
     tokens = []
-    for word, tag in zip(words, tags):
+    others = sorted(others, key=lambda item: item[0])
+    placed = 0  # the first of `others` not yet placed
+
+    def place(up_to):  # the others with at most `up_to` words before them
+        nonlocal placed
+        while placed < len(others) and others[placed][0] <= up_to:
+            tokens.append(others[placed][1])
+            placed += 1
+
+    for i, (word, tag) in enumerate(zip(words, tags)):
+        place(i)
         if tag not in PUNCTUATION_TAGS:
             raise ValueError(
                 f"Each tag must be one of {PUNCTUATION_TAGS}. Received: tag={tag!r}"
@@ -128,8 +175,11 @@ def restore_punctuation(words, tags):
         elif case == "title":
             word = word[:1].upper() + word[1:]
         tokens.append(word)
+        if i + 1 == len(words):
+            place(float("inf"))  # the text's end: before its last mark
         if mark != "O":
             tokens.append(_MARK_OF_CLASS[mark])
+    place(float("inf"))  # no words: every other token
     return detokenize(tokens)
 
 

@@ -249,6 +249,10 @@ def test_restores_punctuation_and_capitals_it_learned():
     held = [TEMPLATES[i].format(n) for n, i in sorted(HELD_OUT)]
     assert model.restore_punctuation([h.lower().rstrip("?.") for h in held]) == held
     assert model.restore_punctuation("WHY IS THE CAT RED") == "Why is the cat red?"
+    # Emoji and symbols, which the tagger does not read, stay in their place.
+    assert model.restore_punctuation("why is 🐈 the cat red 😀 €") == (
+        "Why is 🐈 the cat red 😀 €?"
+    )
     # Texts longer than max_length are tagged in pieces.
     model.max_length = 4
     assert model.restore_punctuation("where is the dog the dog is here") == (

@@ -66,6 +66,34 @@ def test_unbatched_pairs_train_in_length_buckets_and_learn():
     assert clf.evaluate(CORPUS, LABELS, verbose=0)[1] == 1.0
 
 
+def test_unbatched_texts_batch_by_length_into_a_known_number_of_batches():
+    # Keras ends each epoch at the dataset's number of batches; unknown, it reads
+    # until the data runs out and warns "Your input ran out of data".
+    from keras_rnnattn.models._text_datasets import POOL_BATCHES, _batch
+
+    words = [" ".join(["w"] * n) for n in np.random.default_rng(0).integers(1, 40, 75)]
+    dataset = tf.data.Dataset.from_tensor_slices((strings(words), strings(words)))
+    batches = _batch(dataset, 4, bucketed=True)
+    assert int(batches.cardinality()) == 19 == len(list(batches))  # ceil(75 / 4)
+    lengths = [[len(t.split()) for t in x.numpy().astype(str)] for x, _ in batches]
+    assert sorted(n for batch in lengths for n in batch) == sorted(
+        len(w.split()) for w in words
+    )  # every text once
+    pool = POOL_BATCHES
+    for start in range(0, len(lengths), pool):  # sorted within each pool
+        flat = [n for batch in lengths[start : start + pool] for n in batch]
+        assert flat == sorted(flat)
+
+
+def test_fitting_an_unbatched_dataset_warns_nothing(recwarn):
+    clf = text_classifier()
+    pairs = tf.data.Dataset.from_tensor_slices((strings(CORPUS), strings(LABELS)))
+    clf.fit(pairs.shuffle(4, seed=0), batch_size=2, epochs=2, verbose=0)
+    clf.fit(pairs.batch(3), epochs=1, verbose=0)
+    messages = [str(w.message) for w in recwarn]
+    assert not [m for m in messages if "ran out of data" in m or "shuffle" in m]
+
+
 def test_a_generator_dataset_streams():
     # A dataset from a generator is read as it goes, not into memory first.
     read = []

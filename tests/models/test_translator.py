@@ -1,4 +1,5 @@
 import os
+import re
 import subprocess
 import sys
 import time
@@ -171,8 +172,8 @@ def test_translate_is_greedy_decoding_of_next_fn(attention):
     model = tiny(attention=attention, max_source_length=12)
     text = "31415"
     tokens, alignments = manual_greedy(model, text, max_length=8)
-    translation, attention_info = model.translate(
-        text, max_length=8, return_attention=True
+    translation, attention_info = model.translate(  # the ids as they are
+        text, max_length=8, return_attention=True, replace_unknown=False
     )
     assert translation == DIGITS.decode(tokens)
     assert attention_info["output_tokens"][: len(tokens)] == [
@@ -220,7 +221,9 @@ def test_monotonic_attention_never_moves_back(attention, tmp_path):
         weight.assign(randomise.normal(scale=0.5, size=weight.shape))
     text = "3141592"
     tokens, alignments = manual_greedy(model, text, max_length=6)
-    translation, info = model.translate(text, max_length=6, return_attention=True)
+    translation, info = model.translate(
+        text, max_length=6, return_attention=True, replace_unknown=False
+    )
     assert translation == DIGITS.decode(tokens)
     # Decoding carries the alignment state as teacher forcing does.
     np.testing.assert_allclose(info["weights"], alignments, atol=1e-5)
@@ -261,7 +264,9 @@ def test_stacked_decoder_decodes_as_it_trains(kwargs, tmp_path):
     assert not np.allclose(np_(states[0]), np_(states[states_per_layer]))
     text = "31415"
     tokens, alignments = manual_greedy(model, text, max_length=6)
-    translation, info = model.translate(text, max_length=6, return_attention=True)
+    translation, info = model.translate(
+        text, max_length=6, return_attention=True, replace_unknown=False
+    )
     assert translation == DIGITS.decode(tokens)
     # Teacher forcing (the scan or the fast path) gives the step's alignments.
     np.testing.assert_allclose(info["weights"], alignments, atol=1e-5)
@@ -333,6 +338,46 @@ def test_bad_input():
         tiny(attention="cosine")
     with pytest.raises(ValueError, match="source_tokenizer"):
         Translator("not a tokenizer", DIGITS)
+
+
+def test_unknown_target_words_copy_the_attended_source_word():
+    # Luong et al. (2015)'s unknown-word replacement. The output bias makes
+    # every step produce <unk>; each is replaced by the source word of the
+    # step's largest attention weight, a run on the same word copied once.
+    source_words = WordTokenizer().fit(["Ada met Bob in Zürich ."])
+    model = Translator(
+        source_words, WordTokenizer().fit(["x"]), embedding_dim=8, units=8
+    )
+    model(model.encode_pairs(["Ada met Bob"], ["x"])[0])  # builds it
+    bias = np.zeros(model.output_dense.bias.shape, "float32")
+    bias[model.target_tokenizer.unk_id] = 100.0
+    model.output_dense.bias.assign(bias)
+    text = "Ada met Bob in Zürich ."
+    kept, attention = model.translate(
+        text, max_length=6, replace_unknown=False, return_attention=True
+    )
+    assert kept == " ".join(["<unk>"] * 6)
+    words = text.split()
+    pointed = [words[j] for j in attention["weights"][:, : len(words)].argmax(-1)]
+    expected = [w for i, w in enumerate(pointed) if i == 0 or w != pointed[i - 1]]
+    assert model.translate([text, "met"], max_length=6)[0].split() == expected
+    # Beam search gives the same tokens here, and the same copies.
+    assert model.translate(text, beam_size=3, max_length=6).split() == expected
+
+
+def test_ids_of_the_wrong_rank_get_the_models_own_error():
+    model = tiny()
+    (source, target_in), _ = model.encode_pairs(["12"], ["21"])  # (1, 3) each
+    for inputs, name in [
+        ((source[..., None], target_in), "source_ids of shape (1, 3, 1)"),
+        ((source, target_in[..., None]), "target_in_ids of shape (1, 3, 1)"),
+        ((source[0], target_in), "source_ids of shape (3,)"),
+    ]:
+        with pytest.raises(ValueError, match=r"takes `\(source_ids, target_in_ids\)`"):
+            model(inputs)
+        with pytest.raises(ValueError, match=re.escape(name)):
+            model(inputs)
+    assert model((source, target_in)).shape == (1, 3, DIGITS.vocabulary_size)
 
 
 def test_word_dropout_zeroes_whole_tokens_in_training_only():

@@ -10,6 +10,7 @@ from keras_rnnattn.text import (
     punctuation_windows,
     restore_punctuation,
     strip_punctuation,
+    untagged_tokens,
 )
 from keras_rnnattn.text.normalization import split_words
 from tests.backends import on_one_backend
@@ -110,3 +111,18 @@ def test_overlapping_windows_start_every_stride():
 def test_windows_refuse_bad_input(args, message):
     with pytest.raises(ValueError, match=message):
         punctuation_windows(*args)
+
+
+def test_untagged_tokens_go_back_in_their_place():
+    text = "😀 i love 🍕, and café au-lait! € 5 🙂"
+    words, tags = punctuation_tags(text)
+    others = untagged_tokens(text)
+    assert others == [(0, "😀"), (2, "🍕"), (5, "€"), (6, "🙂")]
+    assert len(words) == len(strip_punctuation(text).split()) == 6
+    restored = restore_punctuation(words, tags, others)
+    assert restored == "😀 i love, 🍕 and café au-lait. € 5 🙂"  # "!" is a PERIOD
+    # Every token but the punctuation marks is in the output, in order.
+    assert [t for t in split_words(restored) if t not in ",.!"] == [
+        t for t in split_words(text) if t not in ",.!"
+    ]
+    assert restore_punctuation([], [], [(0, "😀")]) == "😀"
