@@ -1,7 +1,8 @@
 """A fallback for misaki's English G2P: a neural G2P preset instead of espeak-ng."""
 
 import re
-import unicodedata
+
+from keras_rnnattn.text import fold_letters
 
 # misaki's lexicon rates gold words 4 and silver words 3; its espeak-ng
 # fallback rates its guesses 2, and so does this one by default.
@@ -72,7 +73,7 @@ class MisakiFallback:
         """The word as the model reads it, or None where it cannot.
 
         Letters outside the model's training characters are folded to their
-        base letters (NFKD without combining marks; `ß` → `ss`).
+        base letters (`keras_rnnattn.text.fold_letters`: `é` → `e`, `ß` → `ss`).
 
         Args:
             word: str.
@@ -83,14 +84,7 @@ class MisakiFallback:
         """
         if not any(ch.isalpha() for ch in word):
             return None
-        if all(ch in self._known for ch in word):
-            return word
-        folded = "".join(
-            ch
-            for ch in unicodedata.normalize("NFKD", word.replace("ß", "ss"))
-            if not unicodedata.combining(ch)
-        )
-        return folded if all(ch in self._known for ch in folded) else None
+        return fold_letters(word, self._known)
 
     def prime(self, texts):
         """Pronounces the words of `texts` that are not cached, in one model call.
