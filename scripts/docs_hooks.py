@@ -11,7 +11,8 @@ which `mkdocs build --strict` turns into a failed build.
 
 A page of docs/ may also hold `<!-- include: preset table -->`, which is
 replaced by the README's preset table (the one that starts `| preset |`), so
-that the table is written once.
+that the table is written once. A model card the nav's "Presets" section does not
+name is added to it (`on_config`), so a new recipe's card needs no edit here.
 """
 
 import glob
@@ -60,6 +61,25 @@ REPO_PATH = {site: repo for repo, site in PAGES.items()}  # site page -> reposit
 
 LINK = re.compile(r"(!?\[[^\]]*\]\()([^)\s]+)(\))")
 PRESET_TABLE = "<!-- include: preset table -->"
+
+
+def on_config(config):
+    """Lists in the nav's "Presets" section every model card it does not name."""
+    for section in config["nav"] or ():
+        if isinstance(section, dict) and "Presets" in section:
+            entries = section["Presets"]
+            listed = {
+                page
+                for entry in entries
+                for page in (entry.values() if isinstance(entry, dict) else [entry])
+            }
+            cards = [site for site in PAGES.values() if site.startswith("presets/")]
+            for site in sorted(set(cards) - listed):
+                name = site[len("presets/") : -len(".md")]
+                entries.insert(
+                    len(entries) - 1, {name: site}
+                )  # before "The preset folder"
+    return config
 
 
 def on_files(files, config):

@@ -1,9 +1,10 @@
-"""The Python code of the README files, run as tests on the current backend.
+"""The Python code of the Markdown pages, run as tests on the current backend.
 
-Every ```python block of README.md, applications/*/README.md,
-saved_models/README.md and docs/**/*.md is one test, named after its file and
-the line of its opening fence (`README.md:304`). The blocks run as a reader runs
-them: in file order, in one namespace per file (a block may use what an earlier
+Every ```python block of README.md, applications/*/README.md (the model
+cards), saved_models/README.md and docs/**/*.md (the documentation site's
+pages: the site shows the cards and saved_models/README.md too) is one test,
+named after its file and the line of its opening fence (`README.md:304`).
+The blocks run as a reader runs them: in file order, in one namespace per file (a block may use what an earlier
 block of the same file defined), each file in its own empty working folder
 (files a block writes, such as `classifier.keras`, land there). All files share
 one Python process, started once per test session and separate from pytest's,
@@ -36,7 +37,15 @@ fence (blank lines between are allowed); GitHub does not show them:
         Python run just after the block, even when it failed: undoes global
         settings that later blocks must not inherit.
 
-Any other `<!-- test: ... -->` comment fails `test_directives`. Blocks skipped
+Any other `<!-- test: ... -->` comment fails `test_directives`.
+
+A reader copies a block from the rendered page, where the comments are hidden,
+so `test_blocks_stand_alone_or_say_what_they_continue` reads each block's
+names: a name it uses and does not define must come from a block it continues
+(the paragraph above it says so: "Continuing the classifier block above") or
+be named, in backticks, in that paragraph as the reader's own ("your
+`encoder`"); a `setup` may write files a block reads, never define a name it
+uses. Blocks skipped
 or not selected (`-m`, `-k`) do not run, nor do the blocks after the last
 selected one of a file; a selected block's predecessors in its file run first
 (those not skipped, and slow ones only under `-m slow`), since it may need them.
