@@ -104,7 +104,11 @@ def public_names():
     names = []
     for module in modules:
         for name in getattr(module, "__all__", ()):
-            names.append((module.__name__, name, getattr(module, name)))
+            try:
+                obj = getattr(module, name)
+            except AttributeError:  # a submodule the package does not import
+                obj = importlib.import_module(f"{module.__name__}.{name}")
+            names.append((module.__name__, name, obj))
     return names
 
 
