@@ -144,7 +144,18 @@ def on_page_markdown(markdown, page, config, files):
     site_path = page.file.src_uri
     repo_path = REPO_PATH.get(site_path, f"docs/{site_path}")
     if PRESET_TABLE in markdown:
-        markdown = markdown.replace(PRESET_TABLE, _readme_preset_table())
+        # The table's links are written from the top of the repository.
+        table = LINK.sub(
+            lambda m: (
+                m.group(0)
+                if re.match(r"^([a-z][a-z0-9+.-]*:|#|/)", m.group(2))
+                else m.group(1)
+                + posixpath.relpath(m.group(2), posixpath.dirname(repo_path))
+                + m.group(3)
+            ),
+            _readme_preset_table(),
+        )
+        markdown = markdown.replace(PRESET_TABLE, table)
     # Code blocks keep their text: only the prose between them is rewritten.
     parts = re.split(r"(^```.*?^```)", markdown, flags=re.MULTILINE | re.DOTALL)
     return "".join(
