@@ -14,6 +14,7 @@ set. The Python blocks of the pages run in tests/test_readme.py.
 import functools
 import http.server
 import importlib
+import importlib.util
 import os
 import pkgutil
 import shutil
@@ -238,3 +239,39 @@ def test_pages_render_and_search_finds_attention_decoder(served, tmp_path):
         assert not errors, errors
     finally:
         driver.quit()
+
+
+def _hooks():
+    spec = importlib.util.spec_from_file_location(
+        "docs_hooks", os.path.join(REPO, "scripts", "docs_hooks.py")
+    )
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_hook_rewrites_repository_links_to_site_links(caplog):
+    hooks = _hooks()
+    rewrite = hooks._rewrite
+    # A page of docs/ links the benchmark results and a model card's image.
+    text = (
+        "[results](../../benchmarks/RESULTS.md#gpu) and "
+        "![map](../../applications/ding_de_en_bahdanau/attention.png), "
+        "[a guide](export.md), [out](https://keras.io/x.md), [here](#anchor)"
+    )
+    assert rewrite(text, "docs/guides/presets.md", "guides/presets.md") == (
+        "[results](../benchmarks/results.md#gpu) and "
+        "![map](../presets/ding_de_en_bahdanau/attention.png), "
+        "[a guide](export.md), [out](https://keras.io/x.md), [here](#anchor)"
+    )
+    # A model card links the figure beside the benchmarks and the migration guide.
+    card = "[fig](../../benchmarks/bahdanau_fig2.png) [tfa](../../docs/migrating-from-tfa.md)"
+    assert rewrite(
+        card, "applications/cmudict_g2p/README.md", "presets/cmudict_g2p.md"
+    ) == ("[fig](../benchmarks/bahdanau_fig2.png) [tfa](../migrating-from-tfa.md)")
+    # A file the site does not have is left as it is, with a warning (an error
+    # under --strict) that says what to do.
+    with caplog.at_level("WARNING"):
+        kept = rewrite("[code](../../keras_rnnattn/ops.py)", "docs/a/b.md", "a/b.md")
+    assert kept == "[code](../../keras_rnnattn/ops.py)"
+    assert "(keras_rnnattn/ops.py), which is not part of the site" in caplog.text
