@@ -22,7 +22,7 @@ test: $(VENV)/.installed
 
 # The documentation site (mkdocs.yml), built from docs/ and the docstrings into site/.
 docs: $(VENV)/.installed
-	$(PY) -m mkdocs build --strict --site-dir site
+	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs build --strict --site-dir site
 
 lint: $(VENV)/.installed
 	$(VENV)/bin/ruff check .
