@@ -1,9 +1,11 @@
-"""A griffe extension for the API pages: `Example:` sections read as `Examples:`.
+"""A griffe extension for the API pages: Keras's docstring sections, read right.
 
 The docstrings follow Keras's style: an `Example:` heading, then doctests and
 prose at the heading's own indentation. griffe's Google parser knows only
 `Examples:` with an indented body, and would render the doctests as prose
-(their `>>>` as quotes, their output as Markdown links).
+(their `>>>` as quotes, their output as Markdown links). `Call arguments:`,
+a section griffe shows as a block of text, becomes a list, one item per
+argument.
 """
 
 import re
@@ -40,9 +42,33 @@ def examples_section(text):
     return "\n".join(out)
 
 
+CALL = re.compile(r"^(\s*)Call arguments:\s*$")
+
+
+def call_arguments_list(text):
+    """`text` with the arguments of its `Call arguments:` section as list items."""
+    lines = text.split("\n")
+    out = []
+    inside = None  # the indentation of the section's arguments, once in it
+    for line in lines:
+        match = CALL.match(line)
+        if match:
+            out.append(line)
+            inside = match.group(1) + "    "
+            continue
+        if inside is not None and line.strip():
+            if not line.startswith(inside):
+                inside = None  # the next section
+            elif line.startswith(inside) and not line[len(inside)].isspace():
+                line = f"{inside}- {line[len(inside) :]}"
+        out.append(line)
+    return "\n".join(out)
+
+
 class ExampleSections(griffe.Extension):
-    """Rewrites each docstring's `Example:` section as an `Examples:` one."""
+    """Rewrites `Example:` as `Examples:` and lists the call arguments."""
 
     def on_instance(self, *, obj, **kwargs):
         if obj.docstring is not None:
-            obj.docstring.value = examples_section(obj.docstring.value)
+            text = examples_section(obj.docstring.value)
+            obj.docstring.value = call_arguments_list(text)
