@@ -275,3 +275,21 @@ def test_hook_rewrites_repository_links_to_site_links(caplog):
         kept = rewrite("[code](../../keras_rnnattn/ops.py)", "docs/a/b.md", "a/b.md")
     assert kept == "[code](../../keras_rnnattn/ops.py)"
     assert "(keras_rnnattn/ops.py), which is not part of the site" in caplog.text
+
+
+def test_griffe_extension_reads_keras_style_sections():
+    spec = importlib.util.spec_from_file_location(
+        "griffe_examples", os.path.join(REPO, "scripts", "griffe_examples.py")
+    )
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    docstring = (
+        "Summary.\n\nCall arguments:\n    x: a tensor\n        of any shape.\n"
+        "    mask: or None.\n\nReturns:\n    y.\n\nExample:\n\n>>> f(1)\n[[2, 5]]\n"
+    )
+    text = module.call_arguments_list(module.examples_section(docstring))
+    assert text == (
+        "Summary.\n\nCall arguments:\n    - x: a tensor\n        of any shape.\n"
+        "    - mask: or None.\n\nReturns:\n    y.\n\nExamples:\n    >>> f(1)\n"
+        "    [[2, 5]]\n"
+    )
