@@ -17,6 +17,7 @@ import importlib
 import importlib.util
 import os
 import pkgutil
+import re
 import shutil
 import subprocess
 import sys
@@ -293,3 +294,22 @@ def test_griffe_extension_reads_keras_style_sections():
         "    - mask: or None.\n\nReturns:\n    y.\n\nExamples:\n    >>> f(1)\n"
         "    [[2, 5]]\n"
     )
+
+
+def test_readme_links_point_at_files_and_headings_that_exist():
+    with open(os.path.join(REPO, "README.md"), encoding="utf-8") as file:
+        readme = file.read()
+    headings = {
+        re.sub(r"[^a-z0-9 -]", "", h.lower()).replace(" ", "-")
+        for h in re.findall(r"^#+ (.*)$", readme, flags=re.MULTILINE)
+    }
+    broken = []
+    for target in re.findall(r"\]\(([^)\s]+)\)", readme):
+        if re.match(r"^[a-z]+:", target):
+            continue
+        path, _, anchor = target.partition("#")
+        if path and not os.path.exists(os.path.join(REPO, path)):
+            broken.append(target)
+        elif not path and anchor not in headings:
+            broken.append(target)
+    assert not broken, f"README.md links to what does not exist: {broken}"
