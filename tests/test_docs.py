@@ -8,7 +8,10 @@ an entry in the built site's inventory (`objects.inv`, what mkdocstrings
 rendered), and headless Chromium must show the home page, a guide and an API
 page with their titles and without console errors, and find `AttentionDecoder`
 with the site's search. The screenshots go to `$DOCS_SCREENSHOTS` when it is
-set. The Python blocks of the pages run in tests/test_readme.py.
+set. The hooks that add the model cards and benchmark pages and read Keras's
+docstring sections are checked on their own, and the README's links must
+point at files and headings that exist. The Python blocks of the pages run in
+tests/test_readme.py.
 """
 
 import functools
