@@ -4,12 +4,12 @@ VENV := .venv
 PY := $(VENV)/bin/python
 BACKENDS ?= tensorflow jax torch
 
-.PHONY: demo test lint setup clean-venv
+.PHONY: demo test docs lint setup clean-venv
 
 $(VENV)/.installed: pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e ".[all,dev]"
+	$(PY) -m pip install -q -e ".[all,dev,docs]"
 	touch $@
 
 setup: $(VENV)/.installed
@@ -19,6 +19,10 @@ demo: $(VENV)/.installed
 
 test: $(VENV)/.installed
 	BACKENDS="$(BACKENDS)" PY=$(PY) bash scripts/test.sh $(PYTEST_ARGS)
+
+# The documentation site (mkdocs.yml), built from docs/ and the docstrings into site/.
+docs: $(VENV)/.installed
+	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs build --strict --site-dir site
 
 lint: $(VENV)/.installed
 	$(VENV)/bin/ruff check .

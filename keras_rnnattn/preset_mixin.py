@@ -95,9 +95,10 @@ class PresetMixin:
             `PresetMixin` itself, whatever model the preset holds.
 
         Raises:
-            keras_rnnattn.presets.PresetError (a `ValueError`): unknown name (the
-            message lists the presets), a missing or corrupt file (named), a
-            preset of another class, or a config that safe mode refuses.
+            keras_rnnattn.presets.PresetError: (a `ValueError`) an unknown name
+                (the message lists the presets), a missing or corrupt file
+                (named), a preset of another class, or a config that safe mode
+                refuses.
 
         Example:
 

@@ -553,8 +553,9 @@ def test_penalties_are_checked(tmp_path):
         export_model(classifier(), str(tmp_path), length_penalty=0.5)
 
 
-# The README's example: translating with the .tflite files and the tokenizer
-# JSON only (`keras_rnnattn.text` is pure Python), without importing Keras.
+# The export guide's example (docs/guides/export.md): translating with the .tflite
+# files and the tokenizer JSON only (`keras_rnnattn.text` is pure Python), without
+# importing Keras.
 WITHOUT_KERAS = """
 import json, sys
 from ai_edge_litert.interpreter import Interpreter

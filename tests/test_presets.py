@@ -695,8 +695,8 @@ def test_shipped_preset_is_complete_and_small(name):
     preset_files.check_preset_files(path, metadata)  # every file as recorded
 
 
-# The presets in the wheel are a closed set (README, "Which presets ship in the wheel"):
-# further ones are published on a hub and loaded by handle.
+# The presets in the wheel are a closed set (docs/guides/presets.md, "Which presets ship
+# in the wheel"): further ones are published on a hub and loaded by handle.
 WHEEL_PRESETS_MB = 64
 
 
@@ -710,7 +710,7 @@ def test_the_presets_in_the_wheel_stay_under_their_total():
     assert total < WHEEL_PRESETS_MB * 2**20, (
         f"saved_models/ is {total / 2**20:.1f} MB, over the {WHEEL_PRESETS_MB} MB "
         "the wheel ships: publish the new preset on the Hugging Face Hub or Kaggle "
-        "(README, Sharing a preset) instead of adding it to saved_models/"
+        "(docs/guides/presets.md, Sharing a preset) instead of adding it to saved_models/"
     )
 
 

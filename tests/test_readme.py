@@ -1,9 +1,10 @@
-"""The Python code of the README files, run as tests on the current backend.
+"""The Python code of the Markdown pages, run as tests on the current backend.
 
-Every ```python block of README.md, applications/*/README.md,
-saved_models/README.md and docs/**/*.md is one test, named after its file and
-the line of its opening fence (`README.md:304`). The blocks run as a reader runs
-them: in file order, in one namespace per file (a block may use what an earlier
+Every ```python block of README.md, applications/*/README.md (the model
+cards), saved_models/README.md and docs/**/*.md (the documentation site's
+pages: the site shows the cards and saved_models/README.md too) is one test,
+named after its file and the line of its opening fence (`README.md:304`).
+The blocks run as a reader runs them: in file order, in one namespace per file (a block may use what an earlier
 block of the same file defined), each file in its own empty working folder
 (files a block writes, such as `classifier.keras`, land there). All files share
 one Python process, started once per test session and separate from pytest's,
@@ -36,19 +37,29 @@ fence (blank lines between are allowed); GitHub does not show them:
         Python run just after the block, even when it failed: undoes global
         settings that later blocks must not inherit.
 
-Any other `<!-- test: ... -->` comment fails `test_directives`. Blocks skipped
+Any other `<!-- test: ... -->` comment fails `test_directives`.
+
+A reader copies a block from the rendered page, where the comments are hidden,
+so `test_blocks_stand_alone_or_say_what_they_continue` reads each block's
+names: a name it uses and does not define must come from a block it continues
+(the paragraph above it says so: "Continuing the classifier block above") or
+be named, in backticks, in that paragraph as the reader's own ("your
+`encoder`"); a `setup` may write files a block reads, never define a name it
+uses. Blocks skipped
 or not selected (`-m`, `-k`) do not run, nor do the blocks after the last
 selected one of a file; a selected block's predecessors in its file run first
 (those not skipped, and slow ones only under `-m slow`), since it may need them.
 `-rA` shows each block's time and output.
 """
 
+import builtins
 import dataclasses
 import glob
 import json
 import os
 import re
 import subprocess
+import symtable
 import sys
 import tempfile
 
@@ -76,6 +87,7 @@ class Block:
     setup_line: int = 0  # 1-based line of the setup code's first line
     teardown: str = ""
     teardown_line: int = 0
+    intro: str = ""  # the paragraph of text right above the block (and its directives)
     errors: list = dataclasses.field(default_factory=list)
 
     @property
@@ -164,6 +176,11 @@ def parse_blocks(path, text=None):
                 break
             comments.append((k, "\n".join(lines[k : j + 1])))
             j = k - 1
+        # The paragraph a reader sees above the block.
+        k = j
+        while k >= 0 and lines[k].strip() and not lines[k].startswith("```"):
+            k -= 1
+        block.intro = " ".join(line.strip() for line in lines[k + 1 : j + 1])
         for k, text in reversed(comments):
             match = DIRECTIVE.search(text)
             if match:
@@ -288,6 +305,97 @@ def _results(session):
 def test_directives():
     errors = [f"{b.name}: {e}" for b in ALL_BLOCKS for e in b.errors]
     assert not errors, "\n".join(errors)
+
+
+def free_names(code):
+    """The names `code` uses without defining them (builtins left out)."""
+    table = symtable.symtable(code, "<block>", "exec")
+    defined = {
+        s.get_name()
+        for s in table.get_symbols()
+        if s.is_assigned() or s.is_imported() or s.is_namespace()
+    }
+    used = set()
+
+    def visit(table, top):
+        for s in table.get_symbols():
+            if s.is_referenced() and (top or s.is_global()):
+                used.add(s.get_name())
+        for child in table.get_children():
+            visit(child, False)
+
+    visit(table, True)
+    return used - defined - set(dir(builtins))
+
+
+CONTINUES = re.compile(r"\bcontinu(es|ing)\b", re.IGNORECASE)
+
+
+def reader_errors(block):
+    """Why `block` does not run as a reader copies it from the rendered page.
+
+    A block stands alone, or the paragraph above it says which block it
+    continues ("Continuing the classifier above, ...") or names, in
+    backticks, what it takes from the reader's own code ("your `encoder`");
+    and nothing it uses comes from a `setup` directive, which the rendered
+    page does not show.
+    """
+    try:
+        names = free_names(block.code)
+    except SyntaxError as error:
+        return [f"{block.name}: not Python: {error}"]
+    errors = []
+    hidden = sorted(names & free_names_defined(block.setup))
+    if hidden:
+        errors.append(
+            f"{block.name} uses {', '.join(hidden)}, defined only in its hidden "
+            "`setup`: define them in the block or in a block it continues"
+        )
+    elif names and not CONTINUES.search(block.intro):
+        # Or the text above names (in backticks) what the reader brings.
+        named = set(re.findall(r"`([A-Za-z_][A-Za-z0-9_]*)`", block.intro))
+        if names - named:
+            errors.append(
+                f"{block.name} uses {', '.join(sorted(names - named))} without "
+                "defining them: define them in the block, say in the text above it "
+                'which block it continues ("Continuing the ... block above"), or '
+                "name there, in backticks, what it takes from the reader's code"
+            )
+    return errors
+
+
+def free_names_defined(code):
+    """The names a piece of code defines at its top level."""
+    if not code.strip():
+        return set()
+    table = symtable.symtable(code, "<setup>", "exec")
+    return {
+        s.get_name()
+        for s in table.get_symbols()
+        if s.is_assigned() or s.is_imported() or s.is_namespace()
+    }
+
+
+def test_blocks_stand_alone_or_say_what_they_continue():
+    errors = [e for block in ALL_BLOCKS for e in reader_errors(block)]
+    assert not errors, "\n".join(errors)
+
+
+def test_reader_checks():
+    (alone,) = parse_blocks("A.md", "Text.\n\n```python\nx = 1\nprint(len([x]))\n```\n")
+    assert not reader_errors(alone)
+    (bad,) = parse_blocks("B.md", "Text.\n\n```python\nprint(x)\n```\n")
+    assert "uses x without defining them" in reader_errors(bad)[0]
+    text = (
+        "Continuing the block above:\n\n<!-- test: slow -->\n```python\nprint(x)\n```\n"
+    )
+    (said,) = parse_blocks("C.md", text)
+    assert said.intro == "Continuing the block above:" and not reader_errors(said)
+    text = "Text.\n\n<!-- test: setup\nx = 1\n-->\n```python\ndef f():\n    return x\n```\n"
+    (hidden,) = parse_blocks("D.md", text)
+    assert "defined only in its hidden `setup`" in reader_errors(hidden)[0]
+    (named,) = parse_blocks("E.md", "With your `x`:\n\n```python\nprint(x)\n```\n")
+    assert not reader_errors(named)
 
 
 def test_blocks_found():

@@ -37,7 +37,7 @@ def test_precompute_keys_before_the_first_call(name):
     make = SCORERS[name]
     state = MEMORY[:, 0] if name == "luong_dot" else STATE  # dot: dq == dk
     layer = make()
-    keys = layer.precompute_keys(MEMORY)  # the README's Quick start order
+    keys = layer.precompute_keys(MEMORY)  # the Quick start's order
     context, weights = layer(
         state, MEMORY, processed_key=keys, value_mask=MASK, return_attention_scores=True
     )

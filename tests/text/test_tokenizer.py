@@ -110,7 +110,7 @@ def test_json_file_is_plain_data_and_loads_back(cls, tmp_path):
 
 @pytest.mark.parametrize("cls", CLASSES)
 def test_load_reads_the_tokenizer_files_of_an_export(cls, tmp_path):
-    # export_model writes {"class_name", "config"}; the README's LiteRT snippet
+    # export_model writes {"class_name", "config"}; the export guide's LiteRT snippet
     # reads them with Tokenizer.load, whichever tokenizer the model has.
     tok = fitted(cls)
     path = tmp_path / "source_tokenizer.json"
