@@ -7,6 +7,7 @@ from typing import Any, NamedTuple
 import keras
 from keras import ops
 
+from keras_rnnattn._backend import device_scalar
 from keras_rnnattn.decoding._common import (
     FlatState,
     call_next_fn,
@@ -20,7 +21,6 @@ from keras_rnnattn.decoding._common import (
     write_column,
     zero_history,
 )
-from keras_rnnattn.ops import device_scalar
 
 _NEG_INF = float("-inf")
 
