@@ -389,3 +389,60 @@ def test_the_size_check_counts_lines(tmp_path):
     path = tmp_path / "long.py"
     path.write_text("x = 1\n" * (MAX_MODULE_LINES + 1))
     assert _line_count(str(path)) == MAX_MODULE_LINES + 1
+
+
+# --- Attention names ------------------------------------------------------------
+# Where a list of attention names may be written: the registry, and the
+# `score` values of `LuongAttention`, from which the registry derives its
+# `luong_*` names.
+ATTENTION_LISTS_ALLOWED = {
+    "keras_rnnattn/layers/score_layers.py": "the registry",
+    "keras_rnnattn/layers/luong_attention.py": "LuongAttention's own `score` values",
+}
+
+
+def _is_attention_name(text):
+    return text in ("bahdanau", "dot", "general", "location") or text.startswith(
+        ("luong_", "scaled_", "bahdanau_")
+    )
+
+
+def _attention_lists(path):
+    """Lines of tuple, list or set literals naming two attentions or more."""
+    with open(path, encoding="utf-8") as file:
+        tree = ast.parse(file.read(), path)
+    return [
+        node.lineno
+        for node in ast.walk(tree)
+        if isinstance(node, (ast.Tuple, ast.List, ast.Set))
+        and sum(
+            isinstance(item, ast.Constant)
+            and isinstance(item.value, str)
+            and _is_attention_name(item.value)
+            for item in node.elts
+        )
+        >= 2
+    ]
+
+
+def test_attention_names_are_listed_in_the_registry_only():
+    paths = list(_package_modules(REPO).values())
+    applications = os.path.join(REPO, "applications")
+    for folder, _dirs, files in os.walk(applications):
+        paths += [os.path.join(folder, f) for f in files if f.endswith(".py")]
+    found = {}
+    for path in paths:
+        relative = os.path.relpath(path, REPO).replace(os.sep, "/")
+        lines = _attention_lists(path)
+        if lines and relative not in ATTENTION_LISTS_ALLOWED:
+            found[relative] = lines
+    assert not found, (
+        f"lists of attention names outside the registry: {found}; import them "
+        "from keras_rnnattn/layers/score_layers.py"
+    )
+
+
+def test_the_attention_list_check_finds_a_list(tmp_path):
+    path = tmp_path / "recipe.py"
+    path.write_text('CHOICES = ["bahdanau", "luong_general", "none"]\n')
+    assert _attention_lists(str(path)) == [1]

@@ -54,6 +54,7 @@ from members import train_members
 
 from keras_rnnattn.callbacks import TimeBudget
 from keras_rnnattn.datasets import DatasetNotFoundError, load_ding_de_en
+from keras_rnnattn.layers.score_layers import TRANSLATOR_ATTENTIONS
 from keras_rnnattn.metrics import bleu, bleu_signature, chrf, chrf_signature
 from keras_rnnattn.models import Translator
 from keras_rnnattn.text import BpeTokenizer
@@ -75,14 +76,7 @@ def parse_args(argv=None):
     parser.add_argument(
         "--attention",
         default="bahdanau",
-        choices=[
-            "bahdanau",
-            "luong_dot",
-            "luong_general",
-            "luong_concat",
-            "luong_location",
-            "none",
-        ],
+        choices=TRANSLATOR_ATTENTIONS,
     )
     parser.add_argument(
         "--bpe-size", type=int, default=2000, help="per side (with --joint-bpe: in all)"

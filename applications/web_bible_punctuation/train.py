@@ -37,6 +37,7 @@ import numpy as np
 
 from keras_rnnattn.callbacks import TimeBudget
 from keras_rnnattn.datasets import DatasetNotFoundError, load_world_english_bible
+from keras_rnnattn.layers.score_layers import NO_ATTENTION, SELF_ATTENTION_SCORES
 from keras_rnnattn.metrics import punctuation_scores
 from keras_rnnattn.models import SequenceTagger
 from keras_rnnattn.text import (
@@ -68,7 +69,9 @@ def parse_args(argv=None):
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--quick", action="store_true", help="tiny smoke run")
     parser.add_argument(
-        "--attention", default="scaled_general", choices=["scaled_general", "none"]
+        "--attention",
+        default="scaled_general",
+        choices=(*SELF_ATTENTION_SCORES, NO_ATTENTION),
     )
     parser.add_argument("--max-vocab", type=int, default=8000)
     parser.add_argument("--embedding-dim", type=int, default=96)
