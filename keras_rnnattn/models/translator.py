@@ -228,7 +228,9 @@ class Translator(Seq2SeqTask):
         self._check_choice("cell", cell, CELLS)
         self._check_choice("attention", attention, TRANSLATOR_ATTENTIONS)
         self._check_choice("bridge", bridge, BRIDGES)
-        self.cell, self.attention, self.bridge = cell, attention, bridge
+        self.cell = cell
+        self.attention = attention
+        self.bridge = bridge
         for arg, value in (("dropout", dropout), ("word_dropout", word_dropout)):
             if not 0.0 <= float(value) < 1.0:
                 raise ValueError(f"`{arg}` must be in [0, 1). Received: {arg}={value}")
