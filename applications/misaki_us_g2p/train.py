@@ -37,6 +37,7 @@ from keras_rnnattn.datasets import (
     LengthBucketedBatches,
     load_misaki_lexicon,
 )
+from keras_rnnattn.layers.score_layers import TRANSLATOR_ATTENTIONS
 from keras_rnnattn.metrics import phoneme_error_rate, word_error_rate
 from keras_rnnattn.models import Translator
 from keras_rnnattn.text import CharTokenizer
@@ -52,7 +53,9 @@ def parse_args(argv=None):
     parser.add_argument("--out", default=None, help="default saved_models/<name>")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--quick", action="store_true", help="tiny smoke run")
-    parser.add_argument("--attention", default="bahdanau", choices=["bahdanau", "none"])
+    parser.add_argument(
+        "--attention", default="bahdanau", choices=TRANSLATOR_ATTENTIONS
+    )
     parser.add_argument("--embedding-dim", type=int, default=64)
     parser.add_argument("--units", type=int, default=256)
     parser.add_argument("--dropout", type=float, default=0.2)
