@@ -114,4 +114,3 @@ class PlainDecoder(keras.layers.Layer):
 
     def compute_output_shape(self, inputs_shape, memory_shape):
         return tuple(inputs_shape[:2]) + (self.output_size,), None
-
