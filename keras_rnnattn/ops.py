@@ -1,13 +1,14 @@
 """Numerical building blocks shared by the layers and models.
 
-keras.ops only. `dense_2d`, which fuses the bias on torch, lives with the other
-backend branches in `keras_rnnattn._backend` and is importable from here too.
+keras.ops only. `dense_2d`, which fuses the bias on torch, and `device_scalar`
+live with the other backend helpers in `keras_rnnattn._backend` and are
+importable from here too.
 """
 
 import keras  # noqa: F401 (the docstring examples use it)
 from keras import ops
 
-from keras_rnnattn._backend import dense_2d  # noqa: F401 (re-exported)
+from keras_rnnattn._backend import dense_2d, device_scalar  # noqa: F401 (re-exported)
 
 
 def large_negative(dtype):
@@ -16,31 +17,6 @@ def large_negative(dtype):
     if "float16" in dtype and "bfloat16" not in dtype:
         return -65500.0
     return -1e9
-
-
-def device_scalar(value, dtype):
-    """`value` as a 0-d tensor of `dtype`, made where the computation runs.
-
-    A Python number given to a `keras.ops` function is converted to a tensor
-    first; under torch on a GPU that is a host-to-device copy, which waits for
-    every queued kernel (one sync per call: in a decoder loop, one per step).
-    A zero made on the device plus the number is the same value with no copy
-    (a fill and an add; folded into a constant where the backend compiles).
-
-    Args:
-        value: a Python int or float.
-        dtype: the tensor's dtype.
-
-    Returns:
-        A 0-d tensor.
-
-    Example:
-
-    >>> ids = keras.ops.convert_to_tensor([[5, 0]], "int32")
-    >>> keras.ops.convert_to_numpy(keras.ops.not_equal(ids, device_scalar(0, "int32")))
-    array([[ True, False]])
-    """
-    return ops.zeros((), dtype) + value
 
 
 def masked_softmax(scores, mask=None, axis=-1):

@@ -64,10 +64,16 @@ def test_device_scalar_is_the_number(value, dtype):
 
 
 @pytest.mark.parametrize(
-    "name", ["keras_rnnattn.ops", "keras_rnnattn._backend.fused_dense"]
+    "name",
+    [
+        "keras_rnnattn.ops",
+        "keras_rnnattn._backend.fused_dense",
+        "keras_rnnattn._backend.scalars",
+    ],
 )
 def test_ops_docstring_examples_run(name):
-    # `ops.dense_2d` is defined in `_backend.fused_dense`: its example runs there.
+    # `ops.dense_2d` and `ops.device_scalar` are defined in `_backend`: their
+    # examples run there.
     import doctest
     import importlib
 

@@ -33,6 +33,7 @@ from keras_rnnattn.datasets import (
     load_cmudict,
 )
 from keras_rnnattn.datasets.cmudict import strip_stress
+from keras_rnnattn.layers.score_layers import TRANSLATOR_ATTENTIONS
 from keras_rnnattn.metrics import phoneme_error_rate, word_error_rate
 from keras_rnnattn.models import Translator
 from keras_rnnattn.text import CharTokenizer, WordTokenizer
@@ -55,7 +56,7 @@ def parse_args(argv=None):
     parser.add_argument(
         "--attention",
         default="bahdanau",
-        choices=["bahdanau", "luong_general", "bahdanau_monotonic", "none"],
+        choices=TRANSLATOR_ATTENTIONS,
     )
     parser.add_argument("--embedding-dim", type=int, default=64)
     parser.add_argument("--units", type=int, default=256)

@@ -5,6 +5,7 @@ import os
 import tempfile
 
 from applications import common
+from keras_rnnattn.layers.score_layers import TRANSLATOR_ATTENTIONS
 
 NAME = "ding_de_en_bahdanau"
 # The first line of train.py's docstring: what `--help` says the script does.
@@ -19,14 +20,7 @@ def parse_args(argv=None):
     parser.add_argument(
         "--attention",
         default="bahdanau",
-        choices=[
-            "bahdanau",
-            "luong_dot",
-            "luong_general",
-            "luong_concat",
-            "luong_location",
-            "none",
-        ],
+        choices=TRANSLATOR_ATTENTIONS,
     )
     parser.add_argument(
         "--bpe-size", type=int, default=2000, help="per side (with --joint-bpe: in all)"

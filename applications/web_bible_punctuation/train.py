@@ -34,6 +34,7 @@ import keras
 import numpy as np
 
 from keras_rnnattn.datasets import load_world_english_bible
+from keras_rnnattn.layers.score_layers import NO_ATTENTION, SELF_ATTENTION_SCORES
 from keras_rnnattn.metrics import punctuation_scores
 from keras_rnnattn.models import SequenceTagger
 from keras_rnnattn.text import (
@@ -64,7 +65,9 @@ CLASSES = ("COMMA", "PERIOD", "QUESTION", "overall", "title", "upper", "case_ove
 def parse_args(argv=None):
     parser = common.argument_parser(__doc__)
     parser.add_argument(
-        "--attention", default="scaled_general", choices=["scaled_general", "none"]
+        "--attention",
+        default="scaled_general",
+        choices=(*SELF_ATTENTION_SCORES, NO_ATTENTION),
     )
     parser.add_argument("--max-vocab", type=int, default=8000)
     parser.add_argument("--embedding-dim", type=int, default=96)

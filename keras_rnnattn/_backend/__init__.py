@@ -8,7 +8,7 @@ function here is a driver choice that never changes a result: which kernel runs
 a recurrence, whether a loop over time is `ops.scan` or a Python loop, how a
 decoding function is compiled, whether a train step may branch with a cond,
 whether a Dense fuses its bias, whether loading a preset skips the variables'
-initializers.
+initializers, and a scalar made on the device rather than copied from the host.
 """
 
 from keras_rnnattn._backend.fused_dense import dense_2d
@@ -22,11 +22,13 @@ from keras_rnnattn._backend.rnn_kernels import (
     run_rnn,
     time_loop,
 )
+from keras_rnnattn._backend.scalars import device_scalar
 
 __all__ = [
     "compiled",
     "cond_differentiable",
     "dense_2d",
+    "device_scalar",
     "gate_step",
     "initializers_compile",
     "loops_in_python",

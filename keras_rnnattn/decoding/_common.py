@@ -6,7 +6,7 @@ from typing import Any, NamedTuple
 import keras
 from keras import ops
 
-from keras_rnnattn.ops import device_scalar
+from keras_rnnattn._backend import device_scalar
 
 
 def check_int(name, value, minimum=1):

@@ -5,6 +5,7 @@ from typing import Any, NamedTuple
 import keras
 from keras import ops
 
+from keras_rnnattn._backend import device_scalar
 from keras_rnnattn.decoding._common import (
     FlatState,
     call_next_fn,
@@ -19,7 +20,6 @@ from keras_rnnattn.decoding._common import (
     zero_history,
 )
 from keras_rnnattn.decoding.search_settings import SearchSettings
-from keras_rnnattn.ops import device_scalar
 
 _NEG_INF = float("-inf")
 

@@ -5,6 +5,7 @@ import numbers
 
 from keras import ops
 
+from keras_rnnattn._backend import device_scalar
 from keras_rnnattn.decoding._common import (
     check_int,
     decode_loop,
@@ -12,7 +13,6 @@ from keras_rnnattn.decoding._common import (
     where_rows,
     write_at,
 )
-from keras_rnnattn.ops import device_scalar
 
 SIGNATURE = ("outputs", "stop_logits", "state")
 

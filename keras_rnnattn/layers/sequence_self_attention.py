@@ -3,10 +3,10 @@
 import keras
 from keras import ops
 
-from keras_rnnattn.layers.score_layers import score_layer
+from keras_rnnattn.layers.score_layers import SELF_ATTENTION_SCORES, score_layer
 from keras_rnnattn.ops import causal_mask
 
-SCORE_NAMES = ("dot", "general", "concat", "bahdanau", "scaled_dot", "scaled_general")
+SCORE_NAMES = SELF_ATTENTION_SCORES  # the registry's list, under its old name
 
 
 @keras.saving.register_keras_serializable(package="keras_rnnattn")

@@ -2,6 +2,8 @@
 
 import numbers
 
+from keras_rnnattn.layers.score_layers import NO_ATTENTION
+
 
 def check_translator_arguments(
     source_tokenizer,
@@ -21,13 +23,13 @@ def check_translator_arguments(
     for arg, value in (("dropout", dropout), ("word_dropout", word_dropout)):
         if not 0.0 <= float(value) < 1.0:
             raise ValueError(f"`{arg}` must be in [0, 1). Received: {arg}={value}")
-    if decoder_layers > 1 and attention == "none":
+    if decoder_layers > 1 and attention == NO_ATTENTION:
         raise ValueError(
             "A stacked decoder (`decoder_layers` > 1) needs an attention: "
             "its top layer's output is the query. Received: "
             f"decoder_layers={decoder_layers}, attention='none'"
         )
-    if lexical_model and attention == "none":
+    if lexical_model and attention == NO_ATTENTION:
         raise ValueError(
             "The lexical model averages the source embeddings with the "
             "attention weights: use it with an attention. "

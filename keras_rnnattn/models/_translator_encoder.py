@@ -61,6 +61,4 @@ class TranslatorEncoder:
                 (ops.shape(source_ids)[0], self.units), self.compute_dtype
             )
             cell_states = [zeros] * num_states
-        if not self.has_attention:
-            memory = summary  # (B, memory_size): the fixed context of Cho et al.
         return memory, mask, cell_states, embedded

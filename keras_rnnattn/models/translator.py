@@ -3,13 +3,9 @@
 import keras
 from keras import ops
 
-from keras_rnnattn.layers.attention_decoder import ATTENTIONS, CELLS, AttentionDecoder
-from keras_rnnattn.layers.bahdanau_monotonic_attention import (
-    BahdanauMonotonicAttention,
-)
-from keras_rnnattn.layers.luong_monotonic_attention import LuongMonotonicAttention
+from keras_rnnattn.layers.attention_decoder import CELLS, AttentionDecoder
 from keras_rnnattn.layers.plain_decoder import PlainDecoder
-from keras_rnnattn.layers.score_layers import score_layer
+from keras_rnnattn.layers.score_layers import TRANSLATOR_ATTENTIONS, score_layer
 from keras_rnnattn.models._scheduled_sampling import ScheduledSampling
 from keras_rnnattn.models._translator_checks import check_translator_arguments
 from keras_rnnattn.models._translator_encoder import TranslatorEncoder
@@ -18,16 +14,6 @@ from keras_rnnattn.models.seq2seq_task import Seq2SeqTask
 from keras_rnnattn.text.serialization import serialize_tokenizer
 
 BRIDGES = ("dense", "zeros")
-MONOTONIC = {
-    "bahdanau_monotonic": BahdanauMonotonicAttention,
-    "luong_monotonic": LuongMonotonicAttention,
-}
-TRANSLATOR_ATTENTIONS = ATTENTIONS + ("luong_location", *MONOTONIC, "none")
-# Raffel et al. (2017): noise on the scores before the sigmoid in training
-# pushes the choices towards 0 or 1; a negative score bias starts the scan
-# slowly (the paper suggests -4 for long memories; words and sentences are short).
-MONOTONIC_SIGMOID_NOISE = 1.0
-MONOTONIC_SCORE_BIAS_INIT = -1.0
 # The constructor arguments kept as attributes of the same name.
 _CONFIG_NAMES = (
     "embedding_dim units encoder_units encoder_layers decoder_layers bidirectional "
@@ -285,8 +271,13 @@ class Translator(TranslatorEncoder, TranslatorReadout, ScheduledSampling, Seq2Se
             keras.layers.Dense(self.units, activation="tanh", name=f"bridge_{i}")
             for i in range(num_states if bridge == "dense" else 0)
         ]
-        # (B, T, emb) and memory -> (B, T, d) outputs [and (B, T, S) alignments]
-        if attention == "none":
+        # (B, T, emb) and memory -> (B, T, d) outputs and (B, T, S) alignments
+        # (None without attention). The registry builds the attention of the
+        # name (the location score from the longest source); "none" is None.
+        mechanism = score_layer(
+            attention, self.units, self.max_source_length, name="attention"
+        )
+        if mechanism is None:
             size = attention_layer_size
             if attention_layer_size in ("auto", None, "concat"):
                 size = self.units
@@ -294,25 +285,10 @@ class Translator(TranslatorEncoder, TranslatorReadout, ScheduledSampling, Seq2Se
                 self.units,
                 cell=cell,
                 output_size=size,
+                backward_size=enc_units if self.bidirectional else 0,
                 name="decoder",
             )
         else:
-            if attention == "luong_location":
-                # The location score needs the longest source it attends over.
-                attention = score_layer(
-                    attention, None, self.max_source_length, name="attention"
-                )
-            elif attention in MONOTONIC:
-                attention = MONOTONIC[attention](
-                    **(
-                        {"units": self.units}
-                        if attention == "bahdanau_monotonic"
-                        else {}
-                    ),
-                    sigmoid_noise=MONOTONIC_SIGMOID_NOISE,
-                    score_bias_init=MONOTONIC_SCORE_BIAS_INIT,
-                    name="attention",
-                )
             decoder_cell = cell
             if self.decoder_layers > 1:
                 cell_class = (
@@ -325,7 +301,7 @@ class Translator(TranslatorEncoder, TranslatorReadout, ScheduledSampling, Seq2Se
             self.decoder = AttentionDecoder(
                 self.units,
                 cell=decoder_cell,
-                attention=attention,
+                attention=mechanism,
                 query=query,
                 input_feeding=input_feeding,
                 attention_layer_size=attention_layer_size,
@@ -355,10 +331,7 @@ class Translator(TranslatorEncoder, TranslatorReadout, ScheduledSampling, Seq2Se
             width = self.memory_size
         for bridge in self.bridges:
             bridge.build((None, self.memory_size))
-        if self.has_attention:
-            self.decoder.build((None, None, emb), (None, None, self.memory_size))
-        else:
-            self.decoder.build((None, None, emb), (None, self.memory_size))
+        self.decoder.build((None, None, emb), (None, None, self.memory_size))
         self._build_readout(self.decoder.output_size)
         self.built = True
 
@@ -400,20 +373,14 @@ class Translator(TranslatorEncoder, TranslatorReadout, ScheduledSampling, Seq2Se
         `(B, T, d)` when given, else the dropout layer.
         """
         memory, mask, cell_states, embedded = encoded
-        if not self.has_attention:
-            outputs = self.decoder(
-                y, memory, initial_state=cell_states, training=training
-            )
-            alignments = None
-        else:
-            outputs, alignments = self.decoder(
-                y,
-                memory,
-                initial_state=cell_states,
-                memory_mask=mask,
-                training=training,
-            )
-            outputs = self._lexical_readout(outputs, alignments, embedded)
+        outputs, alignments = self.decoder(
+            y,
+            memory,
+            initial_state=cell_states,
+            memory_mask=mask,
+            training=training,
+        )  # alignments: None without attention
+        outputs = self._lexical_readout(outputs, alignments, embedded)
         if output_mask is not None:
             outputs = outputs * output_mask
         elif self.dropout:
@@ -442,16 +409,10 @@ class Translator(TranslatorEncoder, TranslatorReadout, ScheduledSampling, Seq2Se
     def _decoding_state(self, memory, mask, cell_states, embedded):
         """`initial_state`'s dict from the results of `_encode`."""
         batch_size = ops.shape(mask)[0]
-        if self.has_attention:
-            mem = self.decoder.prepare_memory(memory, mask)
-        else:
-            mem = self.decoder.prepare_memory(memory)
+        mem = self.decoder.prepare_memory(memory, mask)
         if self.lexical_model:
             mem["source_embeddings"] = embedded  # (B, S, emb)
-        if self.has_attention:
-            states = self.decoder.get_initial_state(batch_size, cell_states, mem)
-        else:
-            states = self.decoder.get_initial_state(batch_size, cell_states)
+        states = self.decoder.get_initial_state(batch_size, cell_states, mem)
         return {"states": states, "memory": mem}
 
     def next_fn(self, token_ids, state):
