@@ -58,7 +58,9 @@ STRESS = str.maketrans("", "", "ˈˌ")
 
 def parse_args(argv=None):
     parser = common.argument_parser(__doc__)
-    parser.add_argument("--attention", default="bahdanau", choices=TRANSLATOR_ATTENTIONS)
+    parser.add_argument(
+        "--attention", default="bahdanau", choices=TRANSLATOR_ATTENTIONS
+    )
     parser.add_argument("--embedding-dim", type=int, default=64)
     parser.add_argument("--units", type=int, default=256)
     parser.add_argument("--dropout", type=float, default=0.2)
