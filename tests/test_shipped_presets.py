@@ -16,6 +16,7 @@ from keras_rnnattn.datasets import (
     install_command,
     load_cmudict,
     load_ding_de_en,
+    load_misaki_lexicon,
     load_movie_snippets,
     load_wordnet_topics,
     load_world_english_bible,
@@ -271,6 +272,7 @@ def test_punctuate_cli_uses_the_punctuation_preset_by_default(capsys):
         ("wordnet_topics", "wordnet_topics"),
         ("web_bible_char_lm", "world_english_bible"),
         ("cmudict_g2p", "cmudict"),
+        ("misaki_us_g2p", "misaki"),
         ("web_bible_punctuation", "world_english_bible"),
     ],
 )
@@ -281,6 +283,7 @@ def test_recipe_quick_run(recipe, corpus, tmp_path):
         "wordnet_topics": load_wordnet_topics,
         "world_english_bible": load_world_english_bible,
         "cmudict": load_cmudict,
+        "misaki": load_misaki_lexicon,
     }
     _corpus(loader[corpus], corpus, "test")
     env = dict(os.environ, PYTHONPATH=str(ROOT), TF_CPP_MIN_LOG_LEVEL="3")

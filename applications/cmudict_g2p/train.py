@@ -23,28 +23,24 @@ distance to the closest pronunciation), greedy and beam search.
 
 import os
 import sys
-import tempfile
 from pathlib import Path
 
 import keras
 
 from keras_rnnattn.datasets import (
-    LengthBucketedBatches,
     load_cmudict,
 )
 from keras_rnnattn.datasets.cmudict import strip_stress
-from keras_rnnattn.layers.score_layers import TRANSLATOR_ATTENTIONS
 from keras_rnnattn.metrics import phoneme_error_rate, word_error_rate
 from keras_rnnattn.models import Translator
 from keras_rnnattn.text import CharTokenizer, WordTokenizer
-from keras_rnnattn.training import BudgetCallbacks, adam_with_ema, fit_best
 
 if __package__ in (None, ""):
     # Run as a script (`python applications/<name>/train.py`): the repository
     # root on the path, so that the recipe imports as the package `applications`.
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from applications import common  # noqa: E402
+from applications import common, g2p  # noqa: E402
 
 NAME = "cmudict_g2p"
 SLICE = 50  # the test words whose greedy outputs are pinned by the preset tests
@@ -52,56 +48,14 @@ PROBE_WORDS = ["keras", "attention", "tensorflow", "pronunciation", "zoo's"]
 
 
 def parse_args(argv=None):
-    parser = common.argument_parser(__doc__)
-    parser.add_argument(
-        "--attention",
-        default="bahdanau",
-        choices=TRANSLATOR_ATTENTIONS,
-    )
-    parser.add_argument("--embedding-dim", type=int, default=64)
-    parser.add_argument("--units", type=int, default=256)
-    parser.add_argument("--encoder-layers", type=int, default=1)
-    parser.add_argument("--dropout", type=float, default=0.2)
-    parser.add_argument("--batch-size", type=int, default=64)
-    parser.add_argument("--learning-rate", type=float, default=2e-3)
-    parser.add_argument("--ema", type=float, default=0.999, help="0: off")
-    parser.add_argument("--epochs", type=int, default=100)
-    parser.add_argument("--patience", type=int, default=3)
-    parser.add_argument(
-        "--time-budget", type=float, default=45.0, help="training minutes at most"
-    )
-    parser.add_argument("--beam-size", type=int, default=4)
+    parser = g2p.argument_parser(__doc__, time_budget=45.0)
     common.add_preset_options(parser)
-    args = parser.parse_args(argv)
-    args.ema = args.ema or None
-    if args.out is None:
-        name = NAME if args.attention == "bahdanau" else f"cmudict_g2p_{args.attention}"
-        args.out = os.path.join("saved_models", name)
-        if args.quick:
-            args.out = os.path.join(tempfile.mkdtemp(), name)
-    if args.quick:
-        args.embedding_dim = 16
-        args.units = 16
-        args.epochs = 1
-    return args
+    return g2p.finish_args(parser.parse_args(argv), NAME)
 
 
 def pairs_of(words, pronunciations):
     """One `(word, phonemes)` pair per pronunciation."""
     return [(w, p) for w, prons in zip(words, pronunciations) for p in prons]
-
-
-def batches(model, pairs, args, shuffle):
-    (source, target_in), target_out = model.encode_pairs(
-        [w for w, _ in pairs], [p for _, p in pairs]
-    )
-    return LengthBucketedBatches(
-        (source, target_in),
-        target_out,
-        batch_size=args.batch_size,
-        shuffle=shuffle,
-        seed=args.seed,
-    )
 
 
 def error_rates(words, outputs, pronunciations):
@@ -147,35 +101,15 @@ def describe(args):
 
 def train(args, train_words, train_pairs, val_pairs):
     """Builds and trains the Translator; returns `(model, training metrics)`."""
-    keras.utils.set_random_seed(args.seed)
     source_tokenizer = CharTokenizer(lowercase=True).fit(train_words)
     target_tokenizer = WordTokenizer().fit([p for _, p in train_pairs])
-    model = Translator(
-        source_tokenizer,
-        target_tokenizer,
-        embedding_dim=args.embedding_dim,
-        units=args.units,
-        encoder_layers=args.encoder_layers,
-        bidirectional=True,
-        cell="gru",
-        attention=args.attention,
-        input_feeding=args.attention != "none",
-        dropout=args.dropout,
-        max_source_length=48,
-        max_target_length=48,
+    return g2p.train_translator(
+        args,
+        (source_tokenizer, target_tokenizer),
+        [list(side) for side in zip(*train_pairs)],
+        [list(side) for side in zip(*val_pairs)],
+        max_lengths=(48, 48),
     )
-    model.compile(optimizer=adam_with_ema(args.learning_rate, ema=args.ema))
-    metrics = fit_best(
-        model,
-        batches(model, train_pairs, args, shuffle=True),
-        validation_data=batches(model, val_pairs, args, shuffle=False),
-        epochs=args.epochs,
-        callbacks=BudgetCallbacks(
-            args.time_budget, patience=args.patience, swap_ema=bool(args.ema)
-        ),
-        verbose=2,
-    )
-    return model, metrics
 
 
 @common.exits_on_missing_data

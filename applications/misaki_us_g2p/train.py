@@ -22,24 +22,17 @@ stress marks, divided by the gold length), greedy and beam search.
 
 import os
 import sys
-import tempfile
 from pathlib import Path
 
 import keras
 
 from keras_rnnattn.datasets import (
     MISAKI_SYMBOLS,
-    LengthBucketedBatches,
     load_misaki_lexicon,
 )
-from keras_rnnattn.layers.score_layers import TRANSLATOR_ATTENTIONS
 from keras_rnnattn.metrics import phoneme_error_rate, word_error_rate
-from keras_rnnattn.models import Translator
 from keras_rnnattn.text import CharTokenizer
 from keras_rnnattn.training import (
-    BudgetCallbacks,
-    adam_with_ema,
-    fit_best,
     round_to_float16,
 )
 
@@ -48,43 +41,20 @@ if __package__ in (None, ""):
     # root on the path, so that the recipe imports as the package `applications`.
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from applications import common  # noqa: E402
+from applications import common, g2p  # noqa: E402
 
 NAME = "misaki_us_g2p"
 SLICE = 50  # the test words whose greedy outputs are pinned by the preset tests
 PROBE_WORDS = ["Keras", "attention", "TensorFlow", "Kokoro", "misaki", "zoo's"]
 STRESS = str.maketrans("", "", "ˈˌ")
+# The test metrics of each decoding, in the printed table's order.
+KEYS = ("wer", "wer_without_stress", "ser", "words_per_second")
 
 
 def parse_args(argv=None):
-    parser = common.argument_parser(__doc__)
-    parser.add_argument(
-        "--attention", default="bahdanau", choices=TRANSLATOR_ATTENTIONS
+    return g2p.finish_args(
+        g2p.argument_parser(__doc__, time_budget=50.0).parse_args(argv), NAME
     )
-    parser.add_argument("--embedding-dim", type=int, default=64)
-    parser.add_argument("--units", type=int, default=256)
-    parser.add_argument("--dropout", type=float, default=0.2)
-    parser.add_argument("--batch-size", type=int, default=64)
-    parser.add_argument("--learning-rate", type=float, default=2e-3)
-    parser.add_argument("--ema", type=float, default=0.999, help="0: off")
-    parser.add_argument("--epochs", type=int, default=100)
-    parser.add_argument("--patience", type=int, default=3)
-    parser.add_argument(
-        "--time-budget", type=float, default=50.0, help="training minutes at most"
-    )
-    parser.add_argument("--beam-size", type=int, default=4)
-    args = parser.parse_args(argv)
-    args.ema = args.ema or None
-    if args.out is None:
-        name = NAME if args.attention == "bahdanau" else f"{NAME}_{args.attention}"
-        args.out = os.path.join("saved_models", name)
-        if args.quick:
-            args.out = os.path.join(tempfile.mkdtemp(), name)
-    if args.quick:
-        args.embedding_dim = 16
-        args.units = 16
-        args.epochs = 1
-    return args
 
 
 def symbols(phonemes, stress=True):
@@ -118,49 +88,20 @@ def error_rates(outputs, references):
     }
 
 
-def batches(model, words, phonemes, args, shuffle):
-    (source, target_in), target_out = model.encode_pairs(words, phonemes)
-    return LengthBucketedBatches(
-        (source, target_in),
-        target_out,
-        batch_size=args.batch_size,
-        shuffle=shuffle,
-        seed=args.seed,
-    )
-
-
 def train(args, train_data, val_data):
-    keras.utils.set_random_seed(args.seed)
+    """Builds and trains the Translator; returns `(model, training metrics)`."""
     source_tokenizer = CharTokenizer().fit(train_data[0])
     target_tokenizer = CharTokenizer().fit(train_data[1])
     extra = set(target_tokenizer.vocabulary.tokens[4:]) - MISAKI_SYMBOLS["us"]
     if extra:
         raise ValueError(f"Training phonemes outside misaki's US set: {sorted(extra)}")
-    model = Translator(
-        source_tokenizer,
-        target_tokenizer,
-        embedding_dim=args.embedding_dim,
-        units=args.units,
-        bidirectional=True,
-        cell="gru",
-        attention=args.attention,
-        input_feeding=args.attention != "none",
-        dropout=args.dropout,
-        max_source_length=56,
-        max_target_length=64,
+    return g2p.train_translator(
+        args,
+        (source_tokenizer, target_tokenizer),
+        train_data,
+        val_data,
+        max_lengths=(56, 64),
     )
-    model.compile(optimizer=adam_with_ema(args.learning_rate, ema=args.ema))
-    metrics = fit_best(
-        model,
-        batches(model, *train_data, args, shuffle=True),
-        validation_data=batches(model, *val_data, args, shuffle=False),
-        epochs=args.epochs,
-        callbacks=BudgetCallbacks(
-            args.time_budget, patience=args.patience, swap_ema=bool(args.ema)
-        ),
-        verbose=2,
-    )
-    return model, metrics
 
 
 @common.exits_on_missing_data
@@ -202,6 +143,15 @@ def main(argv=None):
         "test_slice_greedy": model.translate(test_words[:SLICE]),
     }
     folder = model.save_to_preset(args.out, metadata=metadata, weights_dtype="float16")
+    print("\n| system | decoding | WER | WER without stress | SER | words/s |")
+    print("|---|---|---|---|---|---|")
+    for label in outputs:
+        row = [metrics[f"test_{label}_{key}"] for key in KEYS]
+        print(
+            f"| {os.path.basename(folder)} | {label} | "
+            + " | ".join(f"{value:.1f}" for value in row)
+            + " |"
+        )
     for word, ref, hyp in list(zip(test_words, test_phonemes, outputs["greedy"]))[:10]:
         print(f"  {word:16s} {hyp:24s} ref {ref}")
     print(f"preset: {folder}")

@@ -1,0 +1,105 @@
+"""What the grapheme-to-phoneme recipes share: their options, batches and the
+character-level Translator they train (`cmudict_g2p`, `misaki_us_g2p`)."""
+
+import os
+import tempfile
+
+import keras
+
+from applications import common
+from keras_rnnattn.datasets import LengthBucketedBatches
+from keras_rnnattn.layers.score_layers import TRANSLATOR_ATTENTIONS
+from keras_rnnattn.models import Translator
+from keras_rnnattn.training import BudgetCallbacks, adam_with_ema, fit_best
+
+
+def argument_parser(doc, time_budget):
+    """The G2P recipes' options: the network, the training and the search."""
+    parser = common.argument_parser(doc)
+    parser.add_argument(
+        "--attention", default="bahdanau", choices=TRANSLATOR_ATTENTIONS
+    )
+    parser.add_argument("--embedding-dim", type=int, default=64)
+    parser.add_argument("--units", type=int, default=256)
+    parser.add_argument("--encoder-layers", type=int, default=1)
+    parser.add_argument("--dropout", type=float, default=0.2)
+    parser.add_argument("--batch-size", type=int, default=64)
+    parser.add_argument("--learning-rate", type=float, default=2e-3)
+    parser.add_argument("--ema", type=float, default=0.999, help="0: off")
+    parser.add_argument("--epochs", type=int, default=100)
+    parser.add_argument("--patience", type=int, default=3)
+    parser.add_argument(
+        "--time-budget",
+        type=float,
+        default=time_budget,
+        help="training minutes at most",
+    )
+    parser.add_argument("--beam-size", type=int, default=4)
+    return parser
+
+
+def finish_args(args, name):
+    """EMA 0 as None, the default `--out` (saved_models/<name>, or
+    <name>_<attention> for another attention; a temp folder with `--quick`) and
+    the tiny network of `--quick`."""
+    args.ema = args.ema or None
+    if args.out is None:
+        folder = name if args.attention == "bahdanau" else f"{name}_{args.attention}"
+        args.out = os.path.join("saved_models", folder)
+        if args.quick:
+            args.out = os.path.join(tempfile.mkdtemp(), folder)
+    if args.quick:
+        args.embedding_dim = 16
+        args.units = 16
+        args.epochs = 1
+    return args
+
+
+def pair_batches(model, words, phonemes, args, shuffle):
+    """Length-bucketed training batches of `(word, phonemes)` pairs."""
+    (source, target_in), target_out = model.encode_pairs(words, phonemes)
+    return LengthBucketedBatches(
+        (source, target_in),
+        target_out,
+        batch_size=args.batch_size,
+        shuffle=shuffle,
+        seed=args.seed,
+    )
+
+
+def train_translator(args, tokenizers, train_pairs, val_pairs, max_lengths):
+    """Builds and trains the recipes' Translator: a BiGRU encoder, a GRU decoder
+    with the attention of `args` and input feeding; `(model, training metrics)`.
+
+    Args:
+        args: the parsed options.
+        tokenizers: `(source, target)`, fitted.
+        train_pairs, val_pairs: `(words, phonemes)`, two lists of str each.
+        max_lengths: `(max_source_length, max_target_length)`.
+    """
+    keras.utils.set_random_seed(args.seed)
+    model = Translator(
+        *tokenizers,
+        embedding_dim=args.embedding_dim,
+        units=args.units,
+        encoder_layers=args.encoder_layers,
+        bidirectional=True,
+        cell="gru",
+        attention=args.attention,
+        input_feeding=args.attention != "none",
+        dropout=args.dropout,
+        max_source_length=max_lengths[0],
+        max_target_length=max_lengths[1],
+    )
+    model.compile(optimizer=adam_with_ema(args.learning_rate, ema=args.ema))
+    metrics = fit_best(
+        model,
+        pair_batches(model, *train_pairs, args, shuffle=True),
+        validation_data=pair_batches(model, *val_pairs, args, shuffle=False),
+        epochs=args.epochs,
+        callbacks=BudgetCallbacks(
+            args.time_budget, patience=args.patience, swap_ema=bool(args.ema)
+        ),
+        verbose=2,
+    )
+    return model, metrics
