@@ -4,6 +4,7 @@ tests/test_presets.py covers the preset machinery on tiny stand-in models; these
 tests damage real Translator and AttentionClassifier files.
 """
 
+import hashlib
 import json
 import os
 import shutil
@@ -194,6 +195,22 @@ def test_preset_round_trip_translates_the_same(preset):
     assert loaded.translate(texts) == model.translate(texts)
 
 
+def _record_file(path, name):
+    """Records file `name`'s new size and SHA-256 in the preset's metadata."""
+    file = os.path.join(path, name)
+    with open(file, "rb") as f:
+        data = f.read()
+    meta_file = os.path.join(path, "metadata.json")
+    with open(meta_file, encoding="utf-8") as f:
+        metadata = json.load(f)
+    metadata["files"][name] = {
+        "bytes": len(data),
+        "sha256": hashlib.sha256(data).hexdigest(),
+    }
+    with open(meta_file, "w", encoding="utf-8") as f:
+        json.dump(metadata, f)
+
+
 def test_preset_with_tampered_tokenizer_is_refused(preset):
     _, path = preset
     file = os.path.join(path, "config.json")
@@ -202,6 +219,7 @@ def test_preset_with_tampered_tokenizer_is_refused(preset):
     config["config"]["source_tokenizer"]["class_name"] = "Tokenizer"
     with open(file, "w", encoding="utf-8") as f:
         json.dump(config, f)
+    _record_file(path, "config.json")  # past the checksum: the class check refuses
     with pytest.raises(PresetError, match="tokenizer class") as info:
         Translator.from_preset(path)
     assert file in str(info.value)
