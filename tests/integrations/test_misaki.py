@@ -5,6 +5,11 @@ import pytest
 from keras_rnnattn.integrations.misaki import MisakiFallback
 from keras_rnnattn.models import Translator
 from keras_rnnattn.text import CharTokenizer
+from tests.backends import on_one_backend
+
+# The fallback's own logic (cache, batching, folding) is plain Python around
+# `Translator.translate`, which the model tests check on every backend.
+pytestmark = on_one_backend
 
 token_module = pytest.importorskip(
     "misaki.token",
