@@ -1,12 +1,16 @@
-"""How long `from_preset` takes for each shipped preset, per backend, after the imports.
+"""How long `from_preset` takes for each shipped preset, per backend, after the imports,
+and `keras.saving.load_model` of the same model saved as one `.keras` file.
 
 Each measurement is a fresh process under one Keras backend, pinned to
 `--threads` CPUs: it imports `keras_rnnattn.models` (Keras and the backend),
 then times `PresetMixin.from_preset(<name>)` (read the files, check the
 weights' SHA-256, build the model in safe mode, load the weights), and records
-whether TensorFlow was imported by then. The target: under 2 s for every
-shipped preset on every backend, and no TensorFlow on JAX or PyTorch. ms,
-median of `--repeats` processes.
+whether TensorFlow was imported by then; another process times
+`keras.saving.load_model` of the preset's model saved as `<name>.keras` (saved
+once beforehand, on the JAX backend, into a temporary folder). The targets:
+under 2 s for every shipped preset on every backend, no TensorFlow on JAX or
+PyTorch, and the `.keras` file within 2x of `from_preset`. Seconds, median of
+`--repeats` processes.
 
     python benchmarks/preset_loading.py
 """
@@ -16,6 +20,7 @@ import json
 import os
 import statistics
 import sys
+import tempfile
 import time
 
 from _common import REPO, run_worker
@@ -34,14 +39,23 @@ def shipped():
     )
 
 
-def worker(name):
+def worker(name, mode, keras_file):
     start = time.perf_counter()
+    import keras
+
     import keras_rnnattn.models  # noqa: F401 (Keras, the backend, the classes)
     from keras_rnnattn.preset_mixin import PresetMixin
 
     imported = time.perf_counter() - start
+    if mode == "save":
+        PresetMixin.from_preset(name).save(keras_file)
+        print(json.dumps({}))
+        return
     start = time.perf_counter()
-    model = PresetMixin.from_preset(name)
+    if mode == "keras":
+        model = keras.saving.load_model(keras_file)
+    else:
+        model = PresetMixin.from_preset(name)
     loaded = time.perf_counter() - start
     print(
         json.dumps(
@@ -58,35 +72,48 @@ def worker(name):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--mode", default="preset", help=argparse.SUPPRESS)
+    parser.add_argument("--keras-file", help=argparse.SUPPRESS)
     parser.add_argument("names", nargs="*", help="presets (default: all shipped)")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--quick", action="store_true", help="one process each")
     args = parser.parse_args()
     if args.worker:
-        worker(args.names[0])
+        worker(args.names[0], args.mode, args.keras_file)
         return
     names = args.names or shipped()
     repeats = 1 if args.quick else args.repeats
+    folder = tempfile.mkdtemp()
     rows = []
     for name in names:
+        keras_file = os.path.join(folder, f"{name}.keras")
+        run_worker(
+            __file__,
+            "jax",
+            args.threads,
+            [name, "--mode", "save", "--keras-file", keras_file],
+        )
         for backend in BACKENDS:
-            runs = []
+            runs = {"preset": [], "keras": []}
             for _ in range(repeats):
-                found = run_worker(__file__, backend, args.threads, [name])
-                if found is not None:
-                    runs.append(found)
-            if not runs:
-                rows.append((name, backend, None, None, None, None))
+                for mode, found in runs.items():
+                    argv = [name, "--mode", mode, "--keras-file", keras_file]
+                    result = run_worker(__file__, backend, args.threads, argv)
+                    if result is not None:
+                        found.append(result)
+            if not runs["preset"] or not runs["keras"]:
+                rows.append((name, backend, None, None, None, None, None))
                 continue
             rows.append(
                 (
                     name,
                     backend,
-                    runs[0]["class"],
-                    statistics.median(r["import_s"] for r in runs),
-                    statistics.median(r["load_s"] for r in runs),
-                    any(r["tensorflow"] for r in runs),
+                    runs["preset"][0]["class"],
+                    statistics.median(r["import_s"] for r in runs["preset"]),
+                    statistics.median(r["load_s"] for r in runs["preset"]),
+                    any(r["tensorflow"] for r in runs["preset"]),
+                    statistics.median(r["load_s"] for r in runs["keras"]),
                 )
             )
     print("## Loading the shipped presets (`benchmarks/preset_loading.py`)\n")
@@ -97,20 +124,24 @@ def main():
         "Loading reads the files, checks the weights' SHA-256, builds the model "
         "in safe mode and loads the weights. `TensorFlow imported`: whether the "
         "process had imported TensorFlow once loaded (it should only on the "
-        f"TensorFlow backend). Target: under {TARGET_S:.0f} s on every backend.\n"
+        "TensorFlow backend). `.keras (s)`: `keras.saving.load_model` of the "
+        "same model saved as one `.keras` file, in its own process. Targets: "
+        f"under {TARGET_S:.0f} s on every backend, and the `.keras` file within "
+        "2x of `from_preset`.\n"
     )
     print(
         "| preset | class | backend | imports (s) | from_preset (s) "
-        "| TensorFlow imported | under 2 s |"
+        "| TensorFlow imported | under 2 s | .keras (s) | .keras / from_preset |"
     )
-    print("|---|---|---|---|---|---|---|")
-    for name, backend, cls, imported, loaded, tf in rows:
+    print("|---|---|---|---|---|---|---|---|---|")
+    for name, backend, cls, imported, loaded, tf, keras_s in rows:
         if loaded is None:
-            print(f"| {name} | | {backend} | failed | failed | | |")
+            print(f"| {name} | | {backend} | failed | failed | | | | |")
             continue
         print(
             f"| {name} | {cls} | {backend} | {imported:.2f} | {loaded:.2f} | "
-            f"{'yes' if tf else 'no'} | {'yes' if loaded < TARGET_S else 'no'} |"
+            f"{'yes' if tf else 'no'} | {'yes' if loaded < TARGET_S else 'no'} | "
+            f"{keras_s:.2f} | {keras_s / loaded:.2f}x |"
         )
 
 

@@ -14,7 +14,11 @@ Keras has no public API for three things the presets need:
   list) and a variable's `_value` and `_deferred_initialize()`, with which
   `deferred_initializers` lets a preset's variables wait for the weights file
   instead of running their random initializers first (on JAX, XLA compiles
-  each initializer for each shape: seconds per model).
+  each initializer for each shape: seconds per model);
+- `keras.src.saving.serialization_lib.ObjectSharingScope`'s global attribute
+  `"shared_objects/id_to_obj_map"`, set only while `keras.saving.load_model`
+  builds a model whose weights it loads next: `loading_saved_model` reads it,
+  so that a `.keras` file's model defers its initializers too.
 
 All are in Keras 3.10 (the oldest Keras `pyproject.toml` allows) to 3.16; the
 test suite runs on 3.15. Where a Keras release moves or changes one, using it
@@ -81,6 +85,27 @@ def save_weights_only(model, file, objects_to_skip):
 def safe_mode_scope():
     """A context in which Keras deserialises in safe mode, whatever the global setting."""
     return private_name("keras.src.saving.serialization_lib", "SafeModeScope")(True)
+
+
+def loading_saved_model():
+    """Whether `keras.saving.load_model` is building a model right now.
+
+    Keras builds the model of a `.keras` file (or folder, or checkpoint) inside
+    its `ObjectSharingScope`, then gives every variable its saved value (and
+    refuses a file that misses one), so initial values are never read.
+
+    Returns:
+        bool.
+
+    Example:
+
+    >>> loading_saved_model()
+    False
+    """
+    state = private_name("keras.src.backend.common", "global_state")
+    scope = private_name("keras.src.saving.serialization_lib", "ObjectSharingScope")
+    del scope  # imported only to fail loudly where Keras moved it
+    return state.get_global_attribute("shared_objects/id_to_obj_map") is not None
 
 
 class DeferredInitializers:

@@ -13,7 +13,7 @@ from keras_rnnattn import _keras_private
 def test_the_private_keras_names_are_there():
     # Exactly the names `keras_rnnattn._keras_private` uses.
     from keras.src.saving.saving_lib import save_weights_only
-    from keras.src.saving.serialization_lib import SafeModeScope
+    from keras.src.saving.serialization_lib import ObjectSharingScope, SafeModeScope
 
     assert (
         _keras_private.private_name(
@@ -27,6 +27,18 @@ def test_the_private_keras_names_are_there():
         )
         is SafeModeScope
     )
+    assert (
+        _keras_private.private_name(
+            "keras.src.saving.serialization_lib", "ObjectSharingScope"
+        )
+        is ObjectSharingScope
+    )
+    # ... and the global attribute it sets while a model is rebuilt.
+    from keras.src.backend.common import global_state
+
+    with ObjectSharingScope():
+        assert global_state.get_global_attribute("shared_objects/id_to_obj_map") == {}
+        assert _keras_private.loading_saved_model()
 
 
 def test_a_moved_name_fails_loudly_with_the_keras_versions():
@@ -76,3 +88,42 @@ def test_deferred_initializers_forget_a_failed_block():
             raise RuntimeError("failed")
     assert deferred.created == []
     assert not global_state.get_global_attribute("uninitialized_variables")
+
+
+def test_load_model_builds_a_task_without_running_its_initializers(tmp_path):
+    # `keras.saving.load_model` assigns every variable next, so the model of a
+    # `.keras` file defers its initializers where they compile (JAX), as
+    # `from_preset` does; the round trip of the values is checked for every
+    # task in tests/task_test_utils.py.
+    import keras
+    import numpy as np
+
+    from keras_rnnattn._backend import initializers_compile
+    from keras_rnnattn.models import Translator
+    from keras_rnnattn.text import CharTokenizer
+
+    tokenizer = CharTokenizer().fit(["abc"])
+    model = Translator(tokenizer, tokenizer, embedding_dim=4, units=4)
+    path = str(tmp_path / "model.keras")
+    model.save(path)
+    assert not _keras_private.loading_saved_model()
+
+    calls = []
+    glorot = keras.initializers.GlorotUniform.__call__
+
+    def counted(self, *args, **kwargs):
+        calls.append(_keras_private.loading_saved_model())
+        return glorot(self, *args, **kwargs)
+
+    keras.initializers.GlorotUniform.__call__ = counted
+    try:
+        loaded = keras.saving.load_model(path)
+    finally:
+        keras.initializers.GlorotUniform.__call__ = glorot
+    # Initializers ran during the build only where they are cheap.
+    assert (calls == []) == initializers_compile()
+    assert all(calls) and not _keras_private.loading_saved_model()
+    for saved, restored in zip(model.weights, loaded.weights):
+        np.testing.assert_array_equal(
+            keras.ops.convert_to_numpy(restored), keras.ops.convert_to_numpy(saved)
+        )

@@ -180,6 +180,17 @@ def test_translator_scores_on_test_slice():
     )
 
 
+def test_translator_keeps_emoji_it_cannot_read():
+    # An emoji is no word of the Ding vocabulary: fed to the model, it ended
+    # the translation ("I love"); now it is left out of the input and put back
+    # after the word attended to where it stood.
+    model = Translator.from_preset(str(_preset("ding_de_en_bahdanau")))
+    text = "Ich liebe 🍕 und Käse 😀"
+    assert model.translate(text) == "I love 🍕 and Case 😀"
+    assert model.translate(text, beam_size=4) == "I love 🍕 and Case 😀"
+    assert model.translate("😀") == "😀"
+
+
 # --- cmudict_g2p -------------------------------------------------------------------
 def test_g2p_reproduces_pinned_pronunciations():
     folder = _preset("cmudict_g2p")

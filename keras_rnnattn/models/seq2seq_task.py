@@ -13,6 +13,7 @@ from keras_rnnattn.models._seq2seq_samples import check_pairs
 from keras_rnnattn.models._seq2seq_search import Seq2SeqSearch
 from keras_rnnattn.models.losses import MaskedAccuracy, MaskedSparseCrossEntropy
 from keras_rnnattn.models.task import TaskContract, TextTask
+from keras_rnnattn.text.kept_symbols import split_symbols
 from keras_rnnattn.text.serialization import as_tokenizer
 from keras_rnnattn.text.unknown_words import decode_translations
 
@@ -288,7 +289,10 @@ class Seq2SeqTask(Seq2SeqSearch, TextTask, keras.Model):
 
         Empty (or blank) texts give an empty translation without running the
         model, and an empty list gives an empty list. Words the source
-        tokenizer does not know map to its unknown token. A text longer than
+        tokenizer does not know map to its unknown token; a symbol it cannot
+        read (an emoji, say) is left out of the model's input and put back
+        into the translation after the word attended to where it stood
+        (`keras_rnnattn.text.kept_symbols`). A text longer than
         `max_source_length` tokens raises a ValueError.
 
         Args:
@@ -328,18 +332,24 @@ class Seq2SeqTask(Seq2SeqSearch, TextTask, keras.Model):
             )
         penalties = self._penalties(length_penalty, coverage_penalty)
         self.search_settings_for(beam_size, **penalties)  # checked before running
-        keep, source = self._sources(texts)
-        translations = [""] * len(texts)
+        # Emoji and other symbols the source vocabulary lacks: out of the
+        # source, back into the translation (`keras_rnnattn.text.kept_symbols`).
+        split = [split_symbols(self.source_tokenizer, t) for t in texts]
+        if return_attention:  # the attention is over the text as written
+            split = [(t, []) for t in texts]
+        keep, source = self._sources([reduced for reduced, _ in split])
+        translations = [" ".join(s for s, _ in symbols) for _, symbols in split]
         attentions = [None] * len(texts)
         if keep:
             tokens, _ = self.generate_ids(source, beam_size, max_length, **penalties)
             decoded = decode_translations(  # `<unk>`: the source word attended to
                 (self.source_tokenizer, self.target_tokenizer),
-                [texts[i] for i in keep],
+                [split[i][0] for i in keep],
                 source,
                 tokens,
                 self._alignments if self.has_attention else None,
                 replace_unknown,
+                symbols=[split[i][1] for i in keep],
             )
             for row, i in enumerate(keep):
                 translations[i] = decoded[row]

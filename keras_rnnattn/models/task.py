@@ -4,6 +4,7 @@ import keras
 import numpy as np
 
 from keras_rnnattn._backend import compiled
+from keras_rnnattn._keras_private import DeferredInitializers, loading_saved_model
 from keras_rnnattn.layers.attention_decoder import CELLS
 from keras_rnnattn.layers.masked_sequence import PaddingMask
 from keras_rnnattn.models._text_datasets import encode_text_dataset, is_text_dataset
@@ -258,7 +259,13 @@ class TextTask(PresetMixin):
 
     @classmethod
     def from_config(cls, config):
-        return cls(**config)
+        if not loading_saved_model():
+            return cls(**config)
+        # Inside `keras.saving.load_model`, which assigns every variable its
+        # saved value next: no initializer runs first (seconds on JAX, as in
+        # `from_preset`).
+        with DeferredInitializers():
+            return cls(**config)
 
     def compile_defaults(self):
         """`(loss, metrics)` that `compile` uses for `"auto"`."""

@@ -11,6 +11,7 @@ and NumPy: the translator passes its alignments in.
 
 import numpy as np
 
+from keras_rnnattn.text.kept_symbols import insert_symbols, symbol_weights
 from keras_rnnattn.text.normalization import normalize, split_words
 
 # How subword tokenizers mark the end or start of a word in a token's spelling.
@@ -128,7 +129,7 @@ def _copied_word(step, k, n_steps, words, weights, source_ids, unk):
 
 
 def decode_translations(
-    tokenizers, texts, source_ids, tokens, alignments=None, replace=True
+    tokenizers, texts, source_ids, tokens, alignments=None, replace=True, symbols=None
 ):
     """The translations of a batch, each unknown token replaced by a source word.
 
@@ -139,18 +140,22 @@ def decode_translations(
         tokens: int array `(B, L)`, the target ids of each text.
         alignments: None (a model without attention), or a callable
             `(source_ids, tokens) -> (B', L, S)` attention weights, called
-            once with the rows that hold an unknown token, if any.
+            once with the rows that hold an unknown token or a symbol, if any.
         replace: bool; False decodes the ids as they are (`<unk>` kept).
+        symbols: None, or one `split_symbols` list per text (the texts then
+            are the reduced ones): each symbol is put back into its
+            translation (`keras_rnnattn.text.kept_symbols`).
 
     Returns:
         list of str.
     """
     source_tokenizer, target_tokenizer = tokenizers
     unk = target_tokenizer.unk_id
+    symbols = symbols or [[] for _ in texts]
     rows = [
         r
         for r in range(len(texts))
-        if replace and unk in _before_eos(tokens[r], target_tokenizer)
+        if symbols[r] or (replace and unk in _before_eos(tokens[r], target_tokenizer))
     ]
     weights = None
     if rows and alignments is not None:
@@ -160,16 +165,52 @@ def decode_translations(
         if r not in rows:
             out.append(target_tokenizer.decode(tokens[r]))
             continue
-        out.append(
-            replace_unknown(
-                target_tokenizer,
-                tokens[r],
-                source_words(source_tokenizer, text),
-                None if weights is None else weights[rows.index(r)],
-                source_ids[r],
+        row_weights = None if weights is None else weights[rows.index(r)]
+        words = source_words(source_tokenizer, text)
+        if symbols[r] and row_weights is not None:
+            out.append(
+                _with_symbols(
+                    target_tokenizer, tokens[r], words, row_weights, symbols[r], replace
+                )
             )
-        )
+            continue
+        if replace:
+            translation = replace_unknown(
+                target_tokenizer, tokens[r], words, row_weights, source_ids[r]
+            )
+        else:
+            translation = target_tokenizer.decode(tokens[r])
+        if symbols[r]:  # no attention: by relative position among the words
+            translation = _symbols_by_position(translation, symbols[r], len(words))
+        out.append(translation)
     return out
+
+
+def _with_symbols(tokenizer, ids, words, weights, symbols, replace):
+    """A translation with its symbols put back where the attention points."""
+    ids, rows = insert_symbols(
+        ids, symbols, weights, len(words), tokenizer.unk_id, tokenizer.eos_id
+    )
+    columns = symbol_weights(rows, weights, len(words), len(symbols))
+    # A symbol stands as a word of its own (a subword decoder would join an
+    # unknown token to the piece after it); spaces are normalised at the end.
+    all_words = list(words) + [f" {symbol} " for symbol, _ in symbols]
+    if not replace:  # only the symbols' unknown tokens are replaced
+        unk_text = tokenizer.vocabulary.id_to_token(tokenizer.unk_id)
+        all_words = [unk_text] * len(words) + all_words[len(words) :]
+    return replace_unknown(tokenizer, ids, all_words, columns)
+
+
+def _symbols_by_position(translation, symbols, n_source):
+    """`translation` with each symbol inserted among its words by relative place."""
+    words = translation.split()
+    placed = []
+    for symbol, before in symbols:
+        at = len(words) if before >= n_source else round(before / n_source * len(words))
+        placed.append((at, symbol))
+    for at, symbol in reversed(placed):
+        words.insert(at, symbol)
+    return " ".join(words)
 
 
 def _before_eos(ids, tokenizer):
