@@ -13,7 +13,12 @@ initializers, and a scalar made on the device rather than copied from the host.
 
 from keras_rnnattn._backend.fused_dense import dense_2d
 from keras_rnnattn._backend.initializers import initializers_compile
-from keras_rnnattn._backend.jit import compiled, cond_differentiable, no_grad
+from keras_rnnattn._backend.jit import (
+    compiled,
+    cond_differentiable,
+    no_grad,
+    own_trace_counts,
+)
 from keras_rnnattn._backend.rnn_kernels import (
     gate_step,
     loops_in_python,
@@ -34,6 +39,7 @@ __all__ = [
     "loops_in_python",
     "no_grad",
     "own_rnn_kernels",
+    "own_trace_counts",
     "rnn_kind",
     "run_rnn",
     "time_loop",

@@ -73,3 +73,31 @@ def cond_differentiable(jit_compile):
         bool.
     """
     return not (keras.backend.backend() == "tensorflow" and bool(jit_compile))
+
+
+def own_trace_counts(function):
+    """`function` (a step function Keras made) counting its traces on its own.
+
+    TensorFlow warns about "triggered tf.function retracing" by counting the
+    traces of every `tf.function` made from the same Python code: the
+    `predict_function` of each model in a process is made from the same
+    closure inside Keras, so a few models that each trace once or twice (a
+    first batch and a smaller last one) add up to the warning, though none
+    retraces. Wrapped in a `partial` (which has no code object), each model's
+    function is counted alone. Elsewhere `function` comes back as it is.
+
+    Args:
+        function: what Keras's `make_predict_function` or
+            `make_test_function` set, or None.
+
+    Returns:
+        The function to use instead.
+    """
+    if keras.backend.backend() != "tensorflow" or function is None:
+        return function
+    import tensorflow as tf
+
+    python_function = getattr(function, "python_function", None)
+    if python_function is None or isinstance(python_function, functools.partial):
+        return function  # run eagerly, or already wrapped
+    return tf.function(functools.partial(python_function), reduce_retracing=True)

@@ -3,7 +3,7 @@
 import keras
 import numpy as np
 
-from keras_rnnattn._backend import compiled
+from keras_rnnattn._backend import compiled, own_trace_counts
 from keras_rnnattn._keras_private import DeferredInitializers, loading_saved_model
 from keras_rnnattn.layers.attention_decoder import CELLS
 from keras_rnnattn.layers.masked_sequence import PaddingMask
@@ -412,6 +412,17 @@ class TextTask(PresetMixin):
             x, None, "predict", with_targets=False, batch_size=batch_size
         )
         return super().predict(x, *args, **kwargs)
+
+    def make_predict_function(self, force=False):
+        # Each model's predict function counts its own TensorFlow traces.
+        super().make_predict_function(force)
+        self.predict_function = own_trace_counts(self.predict_function)
+        return self.predict_function
+
+    def make_test_function(self, force=False):
+        super().make_test_function(force)
+        self.test_function = own_trace_counts(self.test_function)
+        return self.test_function
 
     # --- Strings ----------------------------------------------------------------
     def _encode_padded(self, items, owner):
