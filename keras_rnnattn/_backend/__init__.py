@@ -5,8 +5,8 @@ but where a file says in a comment why (metadata that records the backend,
 export's choice of a TensorFlow subprocess, the seeded sampler, the torch
 update of `InPlaceAdam`); `tests/test_package.py` keeps that list. Each
 function here is a driver choice that never changes a result: which kernel runs
-a recurrence, whether a loop over time is `ops.scan` or a Python loop, how a
-decoding function is compiled, whether a train step may branch with a cond,
+a recurrence, whether a loop over time is `ops.scan` or a Python loop, how often
+a decoding loop reads its stop condition, how a decoding function is compiled, whether a train step may branch with a cond,
 whether a Dense fuses its bias, whether loading a preset skips the variables'
 initializers, and a scalar made on the device rather than copied from the host.
 """
@@ -19,6 +19,7 @@ from keras_rnnattn._backend.jit import (
     no_grad,
     own_trace_counts,
 )
+from keras_rnnattn._backend.loops import decoding_loop
 from keras_rnnattn._backend.rnn_kernels import (
     gate_step,
     loops_in_python,
@@ -32,6 +33,7 @@ from keras_rnnattn._backend.scalars import device_scalar
 __all__ = [
     "compiled",
     "cond_differentiable",
+    "decoding_loop",
     "dense_2d",
     "device_scalar",
     "gate_step",

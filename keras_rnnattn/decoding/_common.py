@@ -6,7 +6,7 @@ from typing import Any, NamedTuple
 import keras
 from keras import ops
 
-from keras_rnnattn._backend import device_scalar
+from keras_rnnattn._backend import decoding_loop, device_scalar
 
 
 def check_int(name, value, minimum=1):
@@ -185,9 +185,13 @@ def decode_loop(
     return_state=False,
     signature=("logits", "state"),
 ):
-    """Runs `call` one step at a time in one `keras.ops.while_loop`.
+    """Runs `call` one step at a time in one loop (`_backend.decoding_loop`: a
+    `keras.ops.while_loop`, or on torch a loop that reads nothing back from
+    the device between its stop checks).
 
-    The loop stops after `max_length` steps or once every row has ended. It
+    The loop stops after `max_length` steps or once every row has ended (on
+    torch at the next stop check: a step for rows that have ended changes
+    nothing). It
     carries the model state (frozen at each row's last step with
     `return_state`) and the alignment history (with `return_alignments`); the
     decoder says what a step emits and when a row ends through `advance`.
@@ -278,7 +282,7 @@ def decode_loop(
             ),
         )
 
-    (final,) = ops.while_loop(cond, body, (loop_state,))
+    (final,) = decoding_loop(cond, body, (loop_state,), max_length)
     results = (final.outputs,)
     if return_alignments:
         results += (final.alignments,)

@@ -5,7 +5,7 @@ from typing import Any, NamedTuple
 import keras
 from keras import ops
 
-from keras_rnnattn._backend import device_scalar
+from keras_rnnattn._backend import decoding_loop, device_scalar
 from keras_rnnattn.decoding._common import (
     FlatState,
     call_next_fn,
@@ -231,7 +231,7 @@ def beam_search(
             search.advance(beams._replace(model_state=model_state), logits, alignment),
         )
 
-    (beams,) = ops.while_loop(search.is_running, body, (beams,))
+    (beams,) = decoding_loop(search.is_running, body, (beams,), max_length)
     found = ops.isfinite(beams.finished_scores)  # (B, N)
     tokens = ops.where(found[:, :, None], beams.finished_seqs, end_id)
     outputs = (tokens, beams.finished_scores)

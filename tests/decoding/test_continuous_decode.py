@@ -8,6 +8,7 @@ import pytest
 from decoding_helpers import convert_and_run, jit
 from keras import ops
 
+from keras_rnnattn._backend.loops import STOP_CHECK_EVERY
 from keras_rnnattn.decoding import continuous, continuous_decode
 from keras_rnnattn.layers import AttentionDecoder, LocationSensitiveAttention
 from tests.backends import on_one_backend
@@ -170,7 +171,10 @@ def test_stops_early_when_every_row_has_stopped():
         )
     )
     np.testing.assert_array_equal(lengths, [1, 3, 4])
-    assert int(state["calls"]) == 4
+    # Torch reads the stop condition every STOP_CHECK_EVERY steps only (no
+    # host read in between): it stops at the first check after the 4th step.
+    check = STOP_CHECK_EVERY if keras.backend.backend() == "torch" else 1
+    assert int(state["calls"]) == min(10, -(-4 // check) * check)
     assert frames.shape == (3, 10, 3) and np.all(frames[:, 4:] == 0.0)
 
 
