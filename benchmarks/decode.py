@@ -1,14 +1,21 @@
-"""Translator decoding speed and peak memory per Keras backend: greedy, beam 4 and 8.
+"""Translator decoding speed and peak memory per Keras backend: greedy, beam 4 and 8,
+beside a plain PyTorch greedy loop of the same model.
 
-A Translator (bidirectional GRU encoder, Bahdanau attention, GRU decoder;
-vocabulary 4k, embedding 128, 256 units, random weights) decodes 64 source
-sentences of 15 tokens, at most 20 target tokens each, with
+A Translator (GRU encoder, Bahdanau attention with input feeding, GRU decoder:
+the `feeding` model of `seq2seq_train.py`; vocabulary 4k, embedding 128, 256
+units, random weights) decodes 64 source sentences of 15 tokens, at most 20
+target tokens each, with
 
 - `Translator.generate_ids` (the batched `keras_rnnattn.decoding` searches, one
   compiled function per setting on JAX and TensorFlow): greedy, beam 4, beam 8;
 - a per-sentence beam-4 loop: one sentence at a time, a Python loop over the
   steps calling the same `next_fn` on the 4 hypotheses and choosing them with
-  NumPy (how beam search is usually written around a PyTorch seq2seq model).
+  NumPy (how beam search is usually written around a PyTorch seq2seq model);
+- plain PyTorch (`pytorch_greedy`, in the torch process): the same model as
+  `nn.GRU`, `nn.GRUCell` and `nn.Linear` modules holding the Translator's
+  weights, decoded greedily in a Python loop that stops once every row has
+  ended (read on the host after each step, as such loops are written). Its
+  tokens must equal the Translator's (checked before timing).
 
 The untrained model rarely ends a sentence early, so every method does close to
 `max_length` steps. Each (backend, mode) runs in a fresh process: build the
@@ -32,13 +39,16 @@ import time
 from _common import MIB, PeakRSS, max_rss_bytes, median, rss_bytes, run_worker
 
 BACKENDS = ("tensorflow", "jax", "torch")
-MODES = ("greedy", "beam4", "beam8", "beam4_loop")
+MODES = ("greedy", "beam4", "beam8", "beam4_loop", "pytorch_greedy")
 MODE_NAMES = {
     "greedy": "greedy (batched)",
     "beam4": "beam 4 (batched)",
     "beam8": "beam 8 (batched)",
     "beam4_loop": "beam 4, per-sentence loop",
+    "pytorch_greedy": "plain PyTorch greedy",
 }
+# The model of `seq2seq_train.py`'s `feeding` runs, which has a plain PyTorch twin.
+CONFIG = dict(cell="gru", attention="bahdanau", input_feeding=True)
 SIZE = dict(vocab=4000, embedding=128, units=256, source_length=15, max_length=20)
 
 
@@ -56,8 +66,54 @@ def build_model():
         tokenizer,
         embedding_dim=SIZE["embedding"],
         units=SIZE["units"],
-        attention="bahdanau",
+        bidirectional=False,
+        **CONFIG,
     )
+
+
+def pytorch_greedy_decoder(model):
+    """A plain PyTorch greedy decoder holding `model`'s weights (torch backend).
+
+    Returns `decode(source) -> (B, max_length)` int tokens, `end_id` after
+    each row's end, as `generate_ids`.
+    """
+    import torch
+    from seq2seq_train import copy_to_pytorch, pytorch_trainer
+
+    size = dict(SIZE, batch=1, length=SIZE["source_length"])
+    twin = pytorch_trainer(CONFIG, size, steps=1).model
+    copy_to_pytorch(model, twin, CONFIG)
+    tok = model.target_tokenizer
+    bos, eos, pad = tok.bos_id, tok.eos_id, tok.pad_id
+
+    @torch.no_grad()
+    def decode(source, max_length):
+        source = torch.as_tensor(source, dtype=torch.long)
+        memory, _ = twin.encoder(twin.source_embedding(source))  # (B, S, U)
+        keys = twin.w_key(memory)
+        padding = source == pad
+        s = torch.tanh(twin.bridge(memory[:, -1]))
+        token = torch.full((source.shape[0],), bos, dtype=torch.long)
+        finished = torch.zeros(source.shape[0], dtype=torch.bool)
+        tokens = torch.full((source.shape[0], max_length), eos, dtype=torch.long)
+        for t in range(max_length):
+            hidden = torch.tanh(twin.w_query(s)[:, None] + keys + twin.b)
+            scores = (hidden @ twin.v).masked_fill(padding, float("-inf"))
+            context = torch.bmm(torch.softmax(scores, -1)[:, None], memory)[:, 0]
+            s = twin.cell(torch.cat([twin.target_embedding(token), context], -1), s)
+            o = torch.tanh(twin.attention_dense(torch.cat([context, s], -1)))
+            logits = twin.out(o)
+            logits[:, [pad, bos]] = float(
+                "-inf"
+            )  # never produced, as in the Translator
+            token = torch.where(finished, eos, logits.argmax(-1))
+            tokens[:, t] = token
+            finished |= token == eos
+            if bool(finished.all()):
+                break
+        return tokens.numpy()
+
+    return decode
 
 
 def beam_loop(model, source, beam_size, max_length):
@@ -119,6 +175,20 @@ def worker(args):
             for i in range(count):
                 beam_loop(model, source[i : i + 1], 4, max_length)
 
+    elif args.mode == "pytorch_greedy":
+        count = args.sentences
+        plain = pytorch_greedy_decoder(model)
+        want = np.asarray(model.generate_ids(source, 1, max_length)[0])
+        got = plain(source, max_length)
+        if not np.array_equal(got, want):
+            raise ValueError(
+                "The plain PyTorch decoder's tokens differ from the Translator's "
+                f"in {int(np.sum(np.any(got != want, axis=1)))} of {len(want)} rows."
+            )
+
+        def decode():
+            plain(source, max_length)
+
     else:
         count = args.sentences
         beam_size = 1 if args.mode == "greedy" else int(args.mode[len("beam") :])
@@ -153,14 +223,17 @@ def report(results, args):
     """The markdown section: speed, then memory."""
     print("## Decoding speed and memory (`benchmarks/decode.py`)\n")
     print(
-        f"A Translator (bidirectional GRU encoder, Bahdanau attention, GRU decoder; "
-        f"vocabulary 4k, embedding 128, 256 units; random weights) decodes "
+        f"A Translator (GRU encoder, Bahdanau attention with input feeding, GRU "
+        f"decoder; vocabulary 4k, embedding 128, 256 units; random weights) decodes "
         f"{args.sentences} sentences of {SIZE['source_length']} tokens, at most "
         f"{SIZE['max_length']} target tokens, batched with `generate_ids` (greedy, "
         f"beam 4, beam 8; one compiled function per setting on JAX and "
         f"TensorFlow); the per-sentence loop decodes {args.loop_sentences} "
         f"sentences one at a time (a Python loop over the steps around the same "
-        f"`next_fn`, choosing the 4 hypotheses with NumPy). One fresh process per "
+        f"`next_fn`, choosing the 4 hypotheses with NumPy). Plain PyTorch: the same "
+        f"weights in `nn.GRU`/`nn.GRUCell`/`nn.Linear`, a greedy Python loop that "
+        f"stops when every row has ended, its tokens equal to the Translator's "
+        f"(checked). One fresh process per "
         f"backend and mode, {args.threads} thread(s). Sentences/s: median of "
         f"{args.repeats} timed calls after a first call that holds the "
         f"compilation."
@@ -171,19 +244,41 @@ def report(results, args):
         )
         + "\n"
     )
+    table_modes = [m for m in MODES if m != "pytorch_greedy"]
+    plain = results.get("torch", {}).get("pytorch_greedy")
+    jax = results.get("jax", {})
     print(
         "| Keras backend | greedy (batched) | beam 4 (batched) | beam 8 (batched) "
-        "| beam 4, per-sentence loop | beam 4 batched / loop |"
+        "| beam 4, per-sentence loop | beam 4 batched / loop "
+        "| greedy / plain PyTorch greedy | greedy / JAX's | beam 4 / JAX's |"
     )
-    print("|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|")
     for backend, by_mode in results.items():
         cells = [
-            "failed" if by_mode.get(m) is None else f"{by_mode[m]['rate']:,.2f}"
-            for m in MODES
+            ("failed" if m in by_mode else "")
+            if by_mode.get(m) is None
+            else f"{by_mode[m]['rate']:,.2f}"
+            for m in table_modes
         ]
         batched, loop = by_mode.get("beam4"), by_mode.get("beam4_loop")
-        ratio = f"{batched['rate'] / loop['rate']:.1f}x" if batched and loop else ""
-        print(f"| {backend} | {' | '.join(cells)} | {ratio} |")
+        cells.append(
+            f"{batched['rate'] / loop['rate']:.1f}x" if batched and loop else ""
+        )
+        greedy = by_mode.get("greedy")
+        cells.append(
+            f"{greedy['rate'] / plain['rate']:.2f}x" if greedy and plain else ""
+        )
+        for mode in ("greedy", "beam4"):
+            ours, theirs = by_mode.get(mode), jax.get(mode)
+            cells.append(
+                f"{ours['rate'] / theirs['rate']:.2f}x" if ours and theirs else ""
+            )
+        print(f"| {backend} | {' | '.join(cells)} |")
+    if plain:
+        print(
+            f"| plain PyTorch (eager, `nn.GRUCell` loop) | {plain['rate']:,.2f} "
+            "| | | | | 1.00x | | |"
+        )
 
     print(
         "\nPeak memory, MiB. A thread samples the process's resident set size "
@@ -241,6 +336,8 @@ def main():
     for backend in args.backends:
         results[backend] = {}
         for mode in args.modes:
+            if mode == "pytorch_greedy" and backend != "torch":
+                continue
             argv = ["--mode", mode, "--sentences", args.sentences]
             argv += ["--loop-sentences", args.loop_sentences]
             argv += ["--repeats", args.repeats, "--threads", args.threads]

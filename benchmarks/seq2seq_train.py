@@ -536,27 +536,39 @@ def matmul_gflops(library, n, repeats):
 
 
 def share_weights(trainers, config):
-    """Copies the Translator's weights into the plain PyTorch and TF models.
-
-    Keras keeps kernels as (in, out) and GRU gates in the order z, r, h;
-    PyTorch keeps weights as (out, in) and GRU gates in the order r, z, n.
-    """
-    import keras
-    import numpy as np
-    import torch
-
+    """Copies the Translator's weights into the plain PyTorch and TF models."""
     model = trainers["keras"].model
-    k = {v.path.split("/", 1)[1]: keras.ops.convert_to_numpy(v) for v in model.weights}
-    tf_vars, torch_model = trainers["tensorflow"].model, trainers["pytorch"].model
-    lstm = config["cell"] == "lstm"
-    cell = "lstm_cell" if lstm else "gru_cell"
+    copy_to_tensorflow(model, trainers["tensorflow"].model, config)
+    copy_to_pytorch(model, trainers["pytorch"].model, config)
 
-    def gates(a):  # Keras's GRU gate blocks in PyTorch's order (last axis)
+
+def keras_weights(model):
+    """The Translator's weights as NumPy arrays by path (without the model's name)."""
+    import keras
+
+    return {
+        v.path.split("/", 1)[1]: keras.ops.convert_to_numpy(v) for v in model.weights
+    }
+
+
+def _gru_gates(lstm):
+    """Keras's GRU gate blocks (z, r, h) in PyTorch's order (r, z, n), last axis."""
+    import numpy as np
+
+    def gates(a):
         if lstm:
             return a
         z, r, h = np.split(a, 3, axis=-1)
         return np.concatenate([r, z, h], axis=-1)
 
+    return gates
+
+
+def copy_to_tensorflow(model, tf_vars, config):
+    """Copies the Translator's weights into the plain TF model's variables."""
+    k = keras_weights(model)
+    lstm = config["cell"] == "lstm"
+    cell = "lstm_cell" if lstm else "gru_cell"
     names = {  # plain TF name: Keras path
         "source_embedding": "source_embedding/embeddings",
         "target_embedding": "target_embedding/embeddings",
@@ -578,6 +590,21 @@ def share_weights(trainers, config):
         names["attention_b"] = "decoder/attention/b"
     for ours, theirs in names.items():
         tf_vars[ours].assign(k[theirs].reshape(tf_vars[ours].shape))
+
+
+def copy_to_pytorch(model, torch_model, config):
+    """Copies the Translator's weights into the plain PyTorch model.
+
+    Keras keeps kernels as (in, out) and GRU gates in the order z, r, h;
+    PyTorch keeps weights as (out, in) and GRU gates in the order r, z, n.
+    """
+    import numpy as np
+    import torch
+
+    k = keras_weights(model)
+    lstm = config["cell"] == "lstm"
+    cell = "lstm_cell" if lstm else "gru_cell"
+    gates = _gru_gates(lstm)
 
     def kernel(path):
         return k[path].T
