@@ -87,8 +87,9 @@ def own_trace_counts(function):
     function is counted alone. Elsewhere `function` comes back as it is.
 
     Args:
-        function: what Keras's `make_predict_function` or
-            `make_test_function` set, or None.
+        function: what Keras's `make_predict_function` set, or None. (Its
+            train and test functions are Python closures around the
+            `tf.function`, out of reach here.)
 
     Returns:
         The function to use instead.

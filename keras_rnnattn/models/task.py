@@ -4,9 +4,12 @@ import keras
 import numpy as np
 
 from keras_rnnattn._backend import compiled, own_trace_counts
-from keras_rnnattn._keras_private import DeferredInitializers, loading_saved_model
 from keras_rnnattn.layers.attention_decoder import CELLS
 from keras_rnnattn.layers.masked_sequence import PaddingMask
+from keras_rnnattn.models._task_loading import (
+    build_optimizer_as_saved,
+    initializers_while_loading,
+)
 from keras_rnnattn.models._text_datasets import encode_text_dataset, is_text_dataset
 from keras_rnnattn.models.endpoint import (  # noqa: F401 (re-exported)
     Endpoint,
@@ -27,26 +30,6 @@ def _dataset_batch_size(x, kwargs):
     if is_text_dataset(x):
         return kwargs.pop("batch_size", None)
     return None
-
-
-def _build_optimizer_as_saved(optimizer, variables):
-    """Builds `optimizer` for `variables` only if the `.keras` file being loaded
-    holds a built optimizer's state (a model saved after training).
-
-    A model saved before it trained (a preset compiled with its defaults) holds
-    the unbuilt optimizer's few variables: building it first made Keras skip
-    loading them with a warning, and on JAX compiled an initializer for each
-    new variable (seconds). Keras loads the optimizer's state just after
-    `compile_from_config`, through its `load_own_variables`.
-    """
-    load = optimizer.load_own_variables
-
-    def load_own_variables(store):
-        if not optimizer.built and len(store.keys()) > len(optimizer.variables):
-            optimizer.build(variables)
-        load(store)
-
-    optimizer.load_own_variables = load_own_variables
 
 
 def embedding_initializer():
@@ -259,12 +242,7 @@ class TextTask(PresetMixin):
 
     @classmethod
     def from_config(cls, config):
-        if not loading_saved_model():
-            return cls(**config)
-        # Inside `keras.saving.load_model`, which assigns every variable its
-        # saved value next: no initializer runs first (seconds on JAX, as in
-        # `from_preset`).
-        with DeferredInitializers():
+        with initializers_while_loading():
             return cls(**config)
 
     def compile_defaults(self):
@@ -286,7 +264,7 @@ class TextTask(PresetMixin):
         config = keras.saving.deserialize_keras_object(config)
         self.compile(**config)
         if self.built:
-            _build_optimizer_as_saved(self.optimizer, self.trainable_variables)
+            build_optimizer_as_saved(self.optimizer, self.trainable_variables)
 
     # --- Samples ----------------------------------------------------------------
     def preprocess_samples(self, x, y=None, owner=None, with_targets=True):
@@ -418,11 +396,6 @@ class TextTask(PresetMixin):
         super().make_predict_function(force)
         self.predict_function = own_trace_counts(self.predict_function)
         return self.predict_function
-
-    def make_test_function(self, force=False):
-        super().make_test_function(force)
-        self.test_function = own_trace_counts(self.test_function)
-        return self.test_function
 
     # --- Strings ----------------------------------------------------------------
     def _encode_padded(self, items, owner):
