@@ -5,17 +5,30 @@ import contextlib
 from keras_rnnattn._keras_private import DeferredInitializers, loading_saved_model
 
 
-def initializers_while_loading():
-    """The context a task's `from_config` builds the model in.
+def initializers_while_loading(config):
+    """The context a task's `from_config` builds the model of `config` in.
 
     Inside `keras.saving.load_model`, which assigns every variable its saved
     value next (and refuses a file that misses one), `DeferredInitializers`:
     no initializer runs first (seconds on JAX, as in `from_preset`). Anywhere
-    else a context that does nothing.
+    else, or where a model inside `config` (an ensemble's member) carries a
+    compile state (its optimizer would make variables from values, which a
+    deferred block refuses), a context that does nothing.
     """
-    if loading_saved_model():
+    if loading_saved_model() and not _inner_compile_config(config):
         return DeferredInitializers()
     return contextlib.nullcontext()
+
+
+def _inner_compile_config(value):
+    """Whether a nested config holds a `compile_config` that is not None."""
+    if isinstance(value, dict):
+        if value.get("compile_config") is not None:
+            return True
+        return any(_inner_compile_config(v) for v in value.values())
+    if isinstance(value, (list, tuple)):
+        return any(_inner_compile_config(v) for v in value)
+    return False
 
 
 def build_optimizer_as_saved(optimizer, variables):

@@ -242,7 +242,7 @@ class TextTask(PresetMixin):
 
     @classmethod
     def from_config(cls, config):
-        with initializers_while_loading():
+        with initializers_while_loading(config):
             return cls(**config)
 
     def compile_defaults(self):
