@@ -16,8 +16,13 @@ from keras_rnnattn.datasets.ding import (
     parse_ding_alternatives,
     parse_ding_lexicon,
 )
+from keras_rnnattn.datasets.documents import document_bucket, split_documents
+from keras_rnnattn.datasets.fortunes import load_fortunes, parse_fortunes
+from keras_rnnattn.datasets.lee_news import load_lee_news
 from keras_rnnattn.datasets.libreoffice_help import (
     load_libreoffice_help_de_en,
+    load_libreoffice_help_en,
+    parse_help_prose,
     parse_help_paragraphs,
     parse_libreoffice_help,
 )
@@ -27,6 +32,8 @@ from keras_rnnattn.datasets.misaki_lexicon import (
     word_bucket,
 )
 from keras_rnnattn.datasets.movie_snippets import load_movie_snippets
+from keras_rnnattn.datasets.nyt_editorials import load_nyt_editorials
+from keras_rnnattn.datasets.python_docs import load_python_docs, parse_rest_prose
 from keras_rnnattn.datasets.sources import cache_dir, fetch, install_command
 from keras_rnnattn.datasets.splits import kfold_indices, split_indices
 from keras_rnnattn.datasets.tfds_loader import load_tfds
@@ -43,6 +50,7 @@ __all__ = [
     "MISAKI_SYMBOLS",
     "WORDNET_LEXNAMES",
     "cache_dir",
+    "document_bucket",
     "fetch",
     "install_command",
     "kfold_indices",
@@ -50,10 +58,15 @@ __all__ = [
     "load_ding_de_en",
     "load_ding_de_en_alternatives",
     "load_ding_de_en_lexicon",
+    "load_fortunes",
+    "load_lee_news",
     "load_libreoffice_help_de_en",
+    "load_libreoffice_help_en",
     "load_minilm_word_vectors",
     "load_misaki_lexicon",
     "load_movie_snippets",
+    "load_nyt_editorials",
+    "load_python_docs",
     "load_tfds",
     "load_wordnet_topics",
     "load_world_english_bible",
@@ -62,8 +75,12 @@ __all__ = [
     "parse_ding",
     "parse_ding_alternatives",
     "parse_ding_lexicon",
+    "parse_fortunes",
     "parse_help_paragraphs",
+    "parse_help_prose",
     "parse_libreoffice_help",
+    "parse_rest_prose",
+    "split_documents",
     "split_indices",
     "word_bucket",
 ]

@@ -4,6 +4,7 @@ import html
 import re
 from pathlib import Path
 
+from keras_rnnattn.datasets.documents import split_documents
 from keras_rnnattn.datasets.sources import cached_rows, find_source
 from keras_rnnattn.datasets.splits import check_split, split_indices
 
@@ -131,3 +132,58 @@ def load_libreoffice_help_de_en(split="train", german_path=None, english_path=No
     pairs = cached_rows("libreoffice_help_de_en", files, parse)
     index = split_indices(len(pairs), split, N_TEST, N_VALIDATION)
     return [tuple(pairs[i]) for i in index]
+
+
+def parse_help_prose(english_root, min_words=3):
+    """The sentence-like paragraphs of each English help page, in path order.
+
+    Args:
+        english_root: path of `help/en-US`.
+        min_words: int.
+
+    Returns:
+        list of `(page, paragraph)` pairs of str; `page` is the path relative
+        to `english_root`.
+    """
+    english_root = Path(english_root)
+    rows = []
+    for page in sorted(english_root.rglob("*.html")):
+        for text in parse_help_paragraphs(page.read_text(encoding="utf-8")).values():
+            if not ("A" <= text[0] <= "Z" and text[-1] in ".?!:"):
+                continue
+            if len(text.split()) >= min_words and not _PLACEHOLDER_RE.search(text):
+                rows.append((str(page.relative_to(english_root)), text))
+    return rows
+
+
+def load_libreoffice_help_en(split="train", path=None):
+    """The English LibreOffice help as documents: instructions and explanations.
+
+    The sentence-like paragraphs of each page of `libreoffice-help-en-us`
+    (MPL-2.0; `parse_help_prose`), joined by newlines, one document per
+    page; split by page with `split_documents`.
+
+    Args:
+        split: `"train"`, `"validation"`, `"test"` or `"all"`.
+        path: optional path of `help/en-US`. By default
+            `/usr/share/libreoffice/help/en-US`, then
+            `cache_dir()/libreoffice-help-en-us/...`
+            (`fetch("libreoffice_help_en")`).
+
+    Returns:
+        list of str, one per page.
+
+    Raises:
+        DatasetNotFoundError: the package is missing; the message names the
+            command that installs it.
+
+    Example:
+
+    >>> pages = load_libreoffice_help_en("test")  # doctest: +SKIP
+    """
+    english = find_source("libreoffice_help_en", path)
+    rows = cached_rows("libreoffice_help_en", [english], lambda: parse_help_prose(english))
+    pages = {}
+    for page, text in rows:
+        pages.setdefault(page, []).append(text)
+    return split_documents([(p, "\n".join(t)) for p, t in pages.items()], split)

@@ -53,33 +53,43 @@ def _find_member(archive, suffix):
     return None
 
 
-def _locate(source):
+def locate_vader_file(source, file_name=FILE_NAME):
     """The snippet file, or a tarball holding it, given it or its folder."""
     source = Path(source)
     if not source.is_dir():
         return source
-    for name in (FILE_NAME, INNER_ARCHIVE, "vaderSentiment-3.3.2.tar.gz"):
+    for name in (file_name, INNER_ARCHIVE, "vaderSentiment-3.3.2.tar.gz"):
         if (source / name).exists():
             return source / name
     raise ValueError(
-        f"{source} holds neither {FILE_NAME} nor a tarball with it: pass the "
+        f"{source} holds neither {file_name} nor a tarball with it: pass the "
         f"file or the vaderSentiment sdist. Received: path={str(source)!r}"
     )
 
 
-def _read(source):
-    """The snippet file's text, from the file or from a tarball holding it."""
+def read_vader_file(source, file_name=FILE_NAME):
+    """The text of one of the sdist's rated files (`*_GroundTruth.txt`).
+
+    Args:
+        source: path of the file, of a tarball holding it (the sdist or
+            `hutto_ICWSM_2014.tar.gz`), or of a folder holding one of them.
+        file_name: str, the file's name.
+
+    Returns:
+        str.
+    """
+    source = locate_vader_file(source, file_name)
     if source.name.endswith((".tar.gz", ".tgz", ".tar")):
         with tarfile.open(source) as archive:
-            data = _find_member(archive, "/" + FILE_NAME)
+            data = _find_member(archive, "/" + file_name)
             if data is None:
                 inner = _find_member(archive, INNER_ARCHIVE)
                 if inner is not None:
                     with tarfile.open(fileobj=io.BytesIO(inner)) as nested:
-                        data = _find_member(nested, "/" + FILE_NAME)
+                        data = _find_member(nested, "/" + file_name)
         if data is None:
             raise ValueError(
-                f"{source} holds no {FILE_NAME}: pass the vaderSentiment 3.3.2 "
+                f"{source} holds no {file_name}: pass the vaderSentiment 3.3.2 "
                 f"sdist. Received: path={str(source)!r}"
             )
         return data.decode("utf-8")
@@ -118,9 +128,9 @@ def load_movie_snippets(split="train", path=None):
     ('A superfluous sequel...plagued by that o', 0)
     """
     check_split(split)
-    source = _locate(find_source("movie_snippets", path))
+    source = locate_vader_file(find_source("movie_snippets", path))
     rows = cached_rows(
-        "movie_snippets", [source], lambda: parse_movie_snippets(_read(source))
+        "movie_snippets", [source], lambda: parse_movie_snippets(read_vader_file(source))
     )
     index = split_indices(len(rows), split, N_TEST, N_VALIDATION)
     texts = [rows[i][0] for i in index]

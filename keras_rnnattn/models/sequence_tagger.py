@@ -8,11 +8,15 @@ from keras_rnnattn.layers.recurrent import recurrent_encoder
 from keras_rnnattn.layers.sequence_self_attention import SequenceSelfAttention
 from keras_rnnattn.models.task import TaskContract, TextTask, embedding_and_mask
 from keras_rnnattn.text import inputs as text_utils
-from keras_rnnattn.text.normalization import detokenize
+from keras_rnnattn.models._punctuation_windows import (
+    read_words,
+    tag_word_lists,
+    window_words,
+)
+from keras_rnnattn.models.punctuation_stream import PunctuationStream, sentence_tags
 from keras_rnnattn.text.punctuation import (
     PUNCTUATION_TAGS,
     restore_punctuation,
-    strip_punctuation,
     untagged_tokens,
 )
 
@@ -27,21 +31,6 @@ def _encoder(encoder, cell, units, bidirectional, kernel_size):
             units, kernel_size, padding="same", activation="relu", name="encoder"
         )
     return keras.layers.Dense(units, activation="tanh", name="encoder")
-
-
-def _whole_sentences(tags):
-    """Punctuation tags made consistent for a text of whole sentences: its first
-    word and each word after a sentence end capitalised, a final sentence end."""
-    out, sentence_start = [], True
-    for i, tag in enumerate(tags):
-        case, mark = tag.split("_")
-        if sentence_start and case == "lower":
-            case = "title"
-        if i == len(tags) - 1 and mark in ("O", "COMMA"):
-            mark = "PERIOD"
-        out.append(f"{case}_{mark}")
-        sentence_start = mark in ("PERIOD", "QUESTION")
-    return out
 
 
 @keras.saving.register_keras_serializable(package="keras_rnnattn")
@@ -313,8 +302,12 @@ class SequenceTagger(TextTask, keras.Model):
         running text). Any punctuation and capitals already in the texts are
         removed first (`strip_punctuation`); tokens that are neither words nor
         punctuation (emoji, symbols) are kept in their place, untagged
-        (`untagged_tokens`); texts longer than `max_length`
-        tokens are tagged in pieces of `max_length` tokens. Each text is taken
+        (`untagged_tokens`). With a subword tokenizer each word is encoded on
+        its own and takes its case from its first piece and its mark from its
+        last (`keras_rnnattn.text.word_pieces`). A text longer than one window
+        (`max_length` words for a word tokenizer, half as many for subwords)
+        is tagged in overlapping windows, each word by the window where it is
+        central (`PunctuationStream`). Each text is taken
         to be whole sentences: its first word and each word after a full stop
         or question mark are capitalised, and its last word ends a sentence (a
         full stop where the tagger put a comma or nothing); `tag` gives the
@@ -347,26 +340,19 @@ class SequenceTagger(TextTask, keras.Model):
                 f"{PUNCTUATION_TAGS} (train it on `punctuation_tags` of running "
                 f"text). Received: tags={self.tags}"
             )
-        step = self.max_length or max(1, max((len(t) for t in items), default=1))
-        pieces, owners = [], []
-        for i, text in enumerate(items):
-            tokens = self.tokenizer.tokenize(strip_punctuation(text))
-            for start in range(0, len(tokens), step):
-                pieces.append(detokenize(tokens[start : start + step]))
-                owners.append(i)
-        words, tags = [[] for _ in items], [[] for _ in items]
-        for i, pairs in zip(owners, self.tag(pieces, batch_size) if pieces else []):
-            words[i].extend(t for t, _ in pairs)
-            tags[i].extend(g for _, g in pairs)
-        out = []
-        for text, text_words, text_tags in zip(items, words, tags):
+        window = window_words(self)
+        word_lists = [read_words(text) for text in items]
+        short = [i for i, words in enumerate(word_lists) if len(words) <= window]
+        tags = tag_word_lists(self, [word_lists[i] for i in short], batch_size)
+        out = [None] * len(items)
+        for i, text_tags in zip(short, tags):
+            whole, _ = sentence_tags(text_tags, True, True)
             # Emoji and symbols, which the tagger does not read, back in place.
-            others = untagged_tokens(text)
-            n_words = len(strip_punctuation(text).split())
-            if n_words and n_words != len(text_words):  # a subword tokenizer
-                others = [(p * len(text_words) // n_words, t) for p, t in others]
-            whole = _whole_sentences(text_tags)
-            out.append(restore_punctuation(text_words, whole, others))
+            out[i] = restore_punctuation(word_lists[i], whole, untagged_tokens(items[i]))
+        for i, text in enumerate(items):
+            if out[i] is None:  # a long text: overlapping windows
+                stream = PunctuationStream(self, window)
+                out[i] = stream.push(text) + stream.finish()
         return out[0] if single else out
 
     def attention_weights(self, texts, batch_size=32):

@@ -1,0 +1,1 @@
+"""The `punctuation_en` preset: punctuation and capitals for modern English."""

@@ -1,0 +1,96 @@
+"""Debian's fortune cookies (BSD licence): short everyday text, quotes and dialogue."""
+
+import re
+from pathlib import Path
+
+from keras_rnnattn.datasets.documents import split_documents
+from keras_rnnattn.datasets.sources import cached_rows, find_source
+
+# Pictures, verse, foreign-language and code files; the rest is prose.
+SKIPPED_FILES = ("art", "ascii-art", "songs-poems", "translate-me", "perl", "zippy")
+_ATTRIBUTION_RE = re.compile(r"^\s*(--|~~|—)")
+_LETTERS_RE = re.compile(r"[A-Za-z]")
+
+
+def parse_fortunes(text, min_words=4, max_words=200):
+    """The prose cookies of one fortune file, each on one line.
+
+    Cookies are separated by lines holding `%`. Attribution lines (`-- Name`)
+    are dropped and the rest joined with single spaces. Kept: cookies of
+    `min_words` to `max_words` words that start with a capital letter or a
+    quote, end with `.`, `?`, `!` or a closing quote, and are mostly letters
+    (no pictures, tables or code).
+
+    Args:
+        text: str, the file.
+        min_words: int.
+        max_words: int.
+
+    Returns:
+        list of str.
+
+    Example:
+
+    >>> parse_fortunes("A friend is a present you give yourself.\\n"
+    ...                "\\t\\t-- R. L. Stevenson\\n%\\n#!/bin/sh\\n%\\n")
+    ['A friend is a present you give yourself.']
+    """
+    out = []
+    for cookie in text.split("\n%\n"):
+        lines = [x for x in cookie.strip("\n%").splitlines() if x.strip()]
+        lines = [x for x in lines if not _ATTRIBUTION_RE.match(x)]
+        if not lines or any(len(x) - len(x.lstrip()) > 8 for x in lines):
+            continue  # verse, tables or pictures indented for layout
+        prose = " ".join(" ".join(lines).split())
+        n_words = len(prose.split())
+        if not min_words <= n_words <= max_words:
+            continue
+        if not (prose[0].isupper() or prose[0] in "\"'“") or prose[-1] not in ".?!\"'”":
+            continue
+        if len(_LETTERS_RE.findall(prose)) < 0.7 * len(prose.replace(" ", "")):
+            continue
+        out.append(prose)
+    return out
+
+
+def _parse(root):
+    rows = []
+    for path in sorted(root.iterdir()):
+        if path.suffix or path.name in SKIPPED_FILES or not path.is_file():
+            continue
+        text = path.read_text(encoding="utf-8", errors="replace")
+        cookies = parse_fortunes(text)
+        rows.extend((f"{path.name}/{i}", c) for i, c in enumerate(cookies))
+    return rows
+
+
+def load_fortunes(split="train", path=None):
+    """The prose fortune cookies of Debian's `fortunes` package, one document each.
+
+    Quotations, jokes, short dialogues and one-liners from
+    `/usr/share/games/fortunes` (BSD licence, University of California; the
+    offensive files are in another package), read with `parse_fortunes`
+    from every file but pictures, verse and code (`SKIPPED_FILES`): about
+    NNN cookies, WWW words. Split by cookie with `split_documents`, keyed
+    `<file>/<index>`.
+
+    Args:
+        split: `"train"`, `"validation"`, `"test"` or `"all"`.
+        path: optional path of the fortunes folder. By default
+            `/usr/share/games/fortunes`, then `cache_dir()/fortunes/...`
+            (`fetch("fortunes")`).
+
+    Returns:
+        list of str, one per cookie.
+
+    Raises:
+        DatasetNotFoundError: the package is missing; the message names the
+            command that installs it.
+
+    Example:
+
+    >>> cookies = load_fortunes("test")  # doctest: +SKIP
+    """
+    root = Path(find_source("fortunes", path))
+    files = [p for p in sorted(root.iterdir()) if not p.suffix and p.is_file()]
+    return split_documents(cached_rows("fortunes", files, lambda: _parse(root)), split)
