@@ -59,7 +59,7 @@ SOURCES = {
     ),
 }
 # The most training words taken from one source (its first documents).
-MAX_TRAIN_WORDS = 200_000
+MAX_TRAIN_WORDS = 400_000
 
 
 def tagged_source(name, split, max_words=None):
@@ -71,9 +71,9 @@ def tagged_source(name, split, max_words=None):
     return words, tags
 
 
-def tagged_splits(names=tuple(SOURCES), quick=False):
+def tagged_splits(names=tuple(SOURCES), quick=False, max_train_words=MAX_TRAIN_WORDS):
     """`{split: {source: (words, tags)}}` of the training, validation and test splits."""
-    cap = 3000 if quick else MAX_TRAIN_WORDS
+    cap = 3000 if quick else max_train_words
     held_out_cap = 500 if quick else None
     return {
         "train": {n: tagged_source(n, "train", cap) for n in names},

@@ -114,7 +114,6 @@ def metadata(model, args, data, metrics, command):
     metrics["test"] = test
     metrics["test_overall_f1"] = test["all"]["overall"]["f1"]
     metrics["test_question_f1"] = test["all"]["QUESTION"]["f1"]
-    metrics["test_case_accuracy"] = test["all"]["case_accuracy"]
     metrics["test_words"] = test["all"]["words"]
     metrics["test_words_per_second"] = round(test["all"]["words"] / seconds, 1)
     validation = score_sources(model, data["validation"])
@@ -134,7 +133,8 @@ def metadata(model, args, data, metrics, command):
         "description": describe(args),
         "data": "Seven kinds of English, each split by document (5% test, 5% "
         "validation; keras_rnnattn.datasets.split_documents or the loader's "
-        "canonical split), at most 200,000 training words a source: "
+        f"canonical split), at most {args.max_train_words:,} training words a "
+        "source: "
         + "; ".join(
             f"{name} ({s['what']}; {s['license']}): {s['train']:,} training, "
             f"{s['test']:,} test words"

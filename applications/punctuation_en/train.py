@@ -3,7 +3,7 @@
 Data: seven kinds of English text (`corpus.SOURCES`: technical
 documentation, help pages, everyday text and dialogue, news, opinion,
 reviews and the Bible), each split by document (5% test, 5% validation) and
-capped at 200,000 training words. Each split of each source is read as
+capped at 400,000 training words. Each split of each source is read as
 running text and turned into lowercase words with one tag each by
 `keras_rnnattn.text.punctuation_tags` (Tilk & Alumäe 2016's COMMA, PERIOD
 and QUESTION after the word, and its case): what a speech recogniser emits.
@@ -63,7 +63,11 @@ def parse_args(argv=None):
     parser.add_argument("--embedding-dim", type=int, default=128)
     parser.add_argument("--units", type=int, default=160)
     parser.add_argument("--window", type=int, default=64, help="words a window")
-    parser.add_argument("--dropout", type=float, default=0.2)
+    parser.add_argument("--dropout", type=float, default=0.3)
+    parser.add_argument(
+        "--max-train-words", type=int, default=corpus.MAX_TRAIN_WORDS,
+        help="training words a source at most",
+    )
     parser.add_argument("--batch-size", type=int, default=64)
     parser.add_argument("--learning-rate", type=float, default=2e-3)
     parser.add_argument("--ema", type=float, default=0.999, help="0: off")
@@ -161,7 +165,7 @@ def train(args, data):
 @common.exits_on_missing_data
 def main(argv=None):
     args = parse_args(argv)
-    data = corpus.tagged_splits(quick=args.quick)
+    data = corpus.tagged_splits(quick=args.quick, max_train_words=args.max_train_words)
     model, metrics, command = common.trained_or_reloaded(
         args, NAME, argv, SequenceTagger, lambda: train(args, data)
     )

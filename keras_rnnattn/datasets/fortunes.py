@@ -54,13 +54,15 @@ def parse_fortunes(text, min_words=4, max_words=200):
 
 
 def _parse(root):
-    rows = []
+    rows, seen = [], set()
     for path in sorted(root.iterdir()):
         if path.suffix or path.name in SKIPPED_FILES or not path.is_file():
             continue
         text = path.read_text(encoding="utf-8", errors="replace")
-        cookies = parse_fortunes(text)
-        rows.extend((f"{path.name}/{i}", c) for i, c in enumerate(cookies))
+        for i, cookie in enumerate(parse_fortunes(text)):
+            if cookie not in seen:  # a cookie in several files: its first place
+                seen.add(cookie)
+                rows.append((f"{path.name}/{i}", cookie))
     return rows
 
 
@@ -70,8 +72,9 @@ def load_fortunes(split="train", path=None):
     Quotations, jokes, short dialogues and one-liners from
     `/usr/share/games/fortunes` (BSD licence, University of California; the
     offensive files are in another package), read with `parse_fortunes`
-    from every file but pictures, verse and code (`SKIPPED_FILES`): about
-    NNN cookies, WWW words. Split by cookie with `split_documents`, keyed
+    from every file but pictures, verse and code (`SKIPPED_FILES`), each
+    cookie once (where it first appears, files in name order): NNN cookies,
+    WWW words. Split by cookie with `split_documents`, keyed
     `<file>/<index>`.
 
     Args:

@@ -137,6 +137,9 @@ def load_libreoffice_help_de_en(split="train", german_path=None, english_path=No
 def parse_help_prose(english_root, min_words=3):
     """The sentence-like paragraphs of each English help page, in path order.
 
+    A paragraph that several pages share is kept on the first page only, so
+    that no held-out page repeats a training page.
+
     Args:
         english_root: path of `help/en-US`.
         min_words: int.
@@ -146,12 +149,13 @@ def parse_help_prose(english_root, min_words=3):
         to `english_root`.
     """
     english_root = Path(english_root)
-    rows = []
+    rows, seen = [], set()
     for page in sorted(english_root.rglob("*.html")):
         for text in parse_help_paragraphs(page.read_text(encoding="utf-8")).values():
-            if not ("A" <= text[0] <= "Z" and text[-1] in ".?!:"):
+            if text in seen or not ("A" <= text[0] <= "Z" and text[-1] in ".?!:"):
                 continue
             if len(text.split()) >= min_words and not _PLACEHOLDER_RE.search(text):
+                seen.add(text)
                 rows.append((str(page.relative_to(english_root)), text))
     return rows
 

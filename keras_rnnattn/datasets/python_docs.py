@@ -84,11 +84,13 @@ def parse_rest_prose(markup, min_words=5):
 
 
 def _parse(root):
-    rows = []
+    rows, seen = [], set()
     for folder in PROSE_FOLDERS:
         for path in sorted((root / folder).rglob("*.rst.txt")):
-            prose = parse_rest_prose(path.read_text(encoding="utf-8"))
-            rows.extend((str(path.relative_to(root)), text) for text in prose)
+            for text in parse_rest_prose(path.read_text(encoding="utf-8")):
+                if text not in seen:  # a shared paragraph: its first file only
+                    seen.add(text)
+                    rows.append((str(path.relative_to(root)), text))
     return rows
 
 

@@ -253,11 +253,16 @@ def test_restores_punctuation_and_capitals_it_learned():
     assert model.restore_punctuation("why is 🐈 the cat red 😀 €") == (
         "Why is 🐈 the cat red 😀 €?"
     )
-    # Texts longer than max_length are tagged in pieces.
+    # Texts longer than a window (max_length words) are tagged in overlapping
+    # windows, as a PunctuationStream tags them.
+    from keras_rnnattn.models.punctuation_stream import PunctuationStream
+
     model.max_length = 4
-    assert model.restore_punctuation("where is the dog the dog is here") == (
-        "Where is the dog? The dog is here."
-    )
+    long_text = "where is the dog the dog is here"
+    restored = model.restore_punctuation(long_text)
+    stream = PunctuationStream(model)
+    assert restored == stream.push(long_text) + stream.finish()
+    assert restored.startswith("Where is the dog") and restored[-1] in ".?"
 
 
 def test_restore_punctuation_needs_the_punctuation_tags(tagger):
@@ -266,13 +271,17 @@ def test_restore_punctuation_needs_the_punctuation_tags(tagger):
 
 
 def test_restored_texts_are_whole_sentences():
-    from keras_rnnattn.models.sequence_tagger import _whole_sentences
+    from keras_rnnattn.models.punctuation_stream import sentence_tags
 
     # The first word and each word after . or ? capitalised; a final full stop
     # where the tagger put a comma or nothing; upper case and marks kept.
     tags = ["lower_O", "lower_PERIOD", "lower_COMMA", "upper_QUESTION", "lower_COMMA"]
-    assert _whole_sentences(tags) == [
+    assert sentence_tags(tags, True, True)[0] == [
         "title_O", "lower_PERIOD", "title_COMMA", "upper_QUESTION", "title_PERIOD"
     ]  # fmt: skip
-    assert _whole_sentences(["lower_QUESTION"]) == ["title_QUESTION"]
-    assert _whole_sentences([]) == []
+    assert sentence_tags(["lower_QUESTION"], True, True)[0] == ["title_QUESTION"]
+    assert sentence_tags([], True, True) == ([], True)
+    # Mid-stream: no final full stop, and the next word's start is handed on.
+    assert sentence_tags(["lower_O", "lower_PERIOD"], False, False) == (
+        ["lower_O", "lower_PERIOD"], True
+    )
