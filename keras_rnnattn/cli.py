@@ -642,7 +642,7 @@ def build_parser():
         help="restore punctuation and capitals of lowercase, unpunctuated text "
         "with a punctuation tagger",
     )
-    _add_preset(p, default="web_bible_punctuation")
+    _add_preset(p, default="punctuation_en")
     _add_batch_size(p)
     p.add_argument("texts", nargs="*", metavar="TEXT")
     p.set_defaults(handler=_cmd_punctuate)

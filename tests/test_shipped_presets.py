@@ -264,12 +264,13 @@ def test_punctuation_test_slice_is_the_loaders_and_scores_as_the_split():
     )
 
 
-def test_punctuate_cli_uses_the_punctuation_preset_by_default(capsys):
+def test_punctuate_cli_runs_the_bible_preset(capsys):
     folder = _preset("web_bible_punctuation")
     metadata = _metadata(folder)
     from keras_rnnattn import cli
 
-    assert cli.main(["punctuate", metadata["probe_texts"][0].upper()]) == 0
+    text = metadata["probe_texts"][0].upper()
+    assert cli.main(["punctuate", "--preset", "web_bible_punctuation", text]) == 0
     assert capsys.readouterr().out.splitlines() == metadata["probe_restored"][:1]
 
 

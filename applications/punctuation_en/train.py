@@ -65,7 +65,9 @@ def parse_args(argv=None):
     parser.add_argument("--window", type=int, default=64, help="words a window")
     parser.add_argument("--dropout", type=float, default=0.3)
     parser.add_argument(
-        "--max-train-words", type=int, default=corpus.MAX_TRAIN_WORDS,
+        "--max-train-words",
+        type=int,
+        default=corpus.MAX_TRAIN_WORDS,
         help="training words a source at most",
     )
     parser.add_argument("--batch-size", type=int, default=64)

@@ -22,8 +22,8 @@ from keras_rnnattn.datasets.lee_news import load_lee_news
 from keras_rnnattn.datasets.libreoffice_help import (
     load_libreoffice_help_de_en,
     load_libreoffice_help_en,
-    parse_help_prose,
     parse_help_paragraphs,
+    parse_help_prose,
     parse_libreoffice_help,
 )
 from keras_rnnattn.datasets.misaki_lexicon import (

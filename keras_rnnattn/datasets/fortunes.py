@@ -73,8 +73,8 @@ def load_fortunes(split="train", path=None):
     `/usr/share/games/fortunes` (BSD licence, University of California; the
     offensive files are in another package), read with `parse_fortunes`
     from every file but pictures, verse and code (`SKIPPED_FILES`), each
-    cookie once (where it first appears, files in name order): NNN cookies,
-    WWW words. Split by cookie with `split_documents`, keyed
+    cookie once (where it first appears, files in name order): 10,420 cookies,
+    252,593 words. Split by cookie with `split_documents`, keyed
     `<file>/<index>`.
 
     Args:

@@ -186,7 +186,9 @@ def load_libreoffice_help_en(split="train", path=None):
     >>> pages = load_libreoffice_help_en("test")  # doctest: +SKIP
     """
     english = find_source("libreoffice_help_en", path)
-    rows = cached_rows("libreoffice_help_en", [english], lambda: parse_help_prose(english))
+    rows = cached_rows(
+        "libreoffice_help_en", [english], lambda: parse_help_prose(english)
+    )
     pages = {}
     for page, text in rows:
         pages.setdefault(page, []).append(text)

@@ -130,7 +130,9 @@ def load_movie_snippets(split="train", path=None):
     check_split(split)
     source = locate_vader_file(find_source("movie_snippets", path))
     rows = cached_rows(
-        "movie_snippets", [source], lambda: parse_movie_snippets(read_vader_file(source))
+        "movie_snippets",
+        [source],
+        lambda: parse_movie_snippets(read_vader_file(source)),
     )
     index = split_indices(len(rows), split, N_TEST, N_VALIDATION)
     texts = [rows[i][0] for i in index]

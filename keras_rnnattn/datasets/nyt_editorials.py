@@ -1,7 +1,5 @@
 """New York Times editorial snippets of Hutto and Gilbert (2014; MIT), by article."""
 
-from pathlib import Path
-
 from keras_rnnattn.datasets.documents import split_documents
 from keras_rnnattn.datasets.movie_snippets import (
     locate_vader_file,

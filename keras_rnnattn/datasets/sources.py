@@ -151,7 +151,9 @@ def find_source(name, path=None):
     places = [Path(path).expanduser()] if path is not None else candidates(name)
     for place in places:
         if "*" in place.name:  # a wheel whose platform tag varies
-            found = sorted(place.parent.glob(place.name)) if place.parent.exists() else []
+            found = (
+                sorted(place.parent.glob(place.name)) if place.parent.exists() else []
+            )
             if found:
                 return found[-1]
         elif place.exists():

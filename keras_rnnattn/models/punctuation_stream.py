@@ -34,7 +34,7 @@ def sentence_tags(tags, sentence_start, ends_text):
     Example:
 
     >>> sentence_tags(["lower_PERIOD", "lower_O"], True, True)
-    (['title_PERIOD', 'title_PERIOD'], False)
+    (['title_PERIOD', 'title_PERIOD'], True)
     """
     out = []
     for i, tag in enumerate(tags):
@@ -91,7 +91,9 @@ class PunctuationStream:
             )
         window = window_words(tagger) if window is None else window
         if not isinstance(window, int) or window < 4:
-            raise ValueError(f"`window` must be an int >= 4. Received: window={window!r}")
+            raise ValueError(
+                f"`window` must be an int >= 4. Received: window={window!r}"
+            )
         self.tagger = tagger
         self.window = window
         self.stride = window // 2

@@ -6,14 +6,14 @@ import numpy as np
 from keras_rnnattn.layers.masked_sequence import MaskedZeros
 from keras_rnnattn.layers.recurrent import recurrent_encoder
 from keras_rnnattn.layers.sequence_self_attention import SequenceSelfAttention
-from keras_rnnattn.models.task import TaskContract, TextTask, embedding_and_mask
-from keras_rnnattn.text import inputs as text_utils
 from keras_rnnattn.models._punctuation_windows import (
     read_words,
     tag_word_lists,
     window_words,
 )
 from keras_rnnattn.models.punctuation_stream import PunctuationStream, sentence_tags
+from keras_rnnattn.models.task import TaskContract, TextTask, embedding_and_mask
+from keras_rnnattn.text import inputs as text_utils
 from keras_rnnattn.text.punctuation import (
     PUNCTUATION_TAGS,
     restore_punctuation,
@@ -348,7 +348,9 @@ class SequenceTagger(TextTask, keras.Model):
         for i, text_tags in zip(short, tags):
             whole, _ = sentence_tags(text_tags, True, True)
             # Emoji and symbols, which the tagger does not read, back in place.
-            out[i] = restore_punctuation(word_lists[i], whole, untagged_tokens(items[i]))
+            out[i] = restore_punctuation(
+                word_lists[i], whole, untagged_tokens(items[i])
+            )
         for i, text in enumerate(items):
             if out[i] is None:  # a long text: overlapping windows
                 stream = PunctuationStream(self, window)

@@ -23,6 +23,7 @@ from keras_rnnattn.text.punctuation import (
 from keras_rnnattn.text.sentencepiece_tokenizer import SentencePieceTokenizer
 from keras_rnnattn.text.tokenizer import Tokenizer
 from keras_rnnattn.text.vocabulary import SPECIAL_TOKENS, Vocabulary
+from keras_rnnattn.text.word_pieces import piece_tags, word_piece_ids, word_tags
 from keras_rnnattn.text.word_tokenizer import WordTokenizer
 
 __all__ = [
@@ -38,10 +39,13 @@ __all__ = [
     "detokenize",
     "fold_letters",
     "normalize",
+    "piece_tags",
     "punctuation_tags",
     "punctuation_windows",
     "restore_punctuation",
     "split_words",
     "strip_punctuation",
     "untagged_tokens",
+    "word_piece_ids",
+    "word_tags",
 ]

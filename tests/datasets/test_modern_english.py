@@ -18,8 +18,8 @@ from keras_rnnattn.datasets import (
     load_python_docs,
     parse_fortunes,
     parse_rest_prose,
-    split_documents,
     sources,
+    split_documents,
 )
 from tests.backends import on_one_backend
 
@@ -97,7 +97,9 @@ def test_python_docs_documents_are_ten_paragraphs_of_a_file(tmp_path):
     docs = load_python_docs("all", path=root)
     assert [d.count("\n") + 1 for d in docs] == [10, 10, 5]
     assert docs[0].split("\n")[0] == paragraphs[0]
-    n = sum(len(load_python_docs(s, path=root)) for s in ("train", "validation", "test"))
+    n = sum(
+        len(load_python_docs(s, path=root)) for s in ("train", "validation", "test")
+    )
     assert n == 3
 
 
@@ -107,7 +109,9 @@ def test_fortunes_loader_reads_each_file_but_pictures(tmp_path):
     (root / "people").write_text("A friend is a present you give yourself.\n%\n")
     (root / "people.dat").write_bytes(b"\0\0")
     (root / "art").write_text("A picture file that would count as prose.\n%\n")
-    assert load_fortunes("all", path=root) == ["A friend is a present you give yourself."]
+    assert load_fortunes("all", path=root) == [
+        "A friend is a present you give yourself."
+    ]
 
 
 def test_lee_news_reads_a_wheel_and_nyt_groups_sentences_by_article(tmp_path):
@@ -121,7 +125,9 @@ def test_lee_news_reads_a_wheel_and_nyt_groups_sentences_by_article(tmp_path):
         "Fires burn near Sydney. Crews wait.",
         "The minister spoke today.",
     ]
-    rows = "1_1\t0.4\tOn Dec. 19, it rained.\n1_2\t0.1\tIt stopped.\n2_1\t0\tNew item.\n"
+    rows = (
+        "1_1\t0.4\tOn Dec. 19, it rained.\n1_2\t0.1\tIt stopped.\n2_1\t0\tNew item.\n"
+    )
     inner = io.BytesIO()
     with tarfile.open(fileobj=inner, mode="w:gz") as t:
         data = rows.encode()
@@ -189,11 +195,11 @@ REAL["libreoffice_help_en"] = _installed("libreoffice_help_en")
 @pytest.mark.parametrize(
     "loader, name, documents, words",
     [
-        (load_python_docs, "python_docs", 398, 134_286),
-        (load_fortunes, "fortunes", 10_528, 255_627),
+        (load_python_docs, "python_docs", 397, 134_228),
+        (load_fortunes, "fortunes", 10_420, 252_593),
         (load_lee_news, "lee_news", 300, 59_890),
         (load_nyt_editorials, "movie_snippets", 498, 90_600),
-        (load_libreoffice_help_en, "libreoffice_help_en", 2_510, 492_081),
+        (load_libreoffice_help_en, "libreoffice_help_en", 2_306, 400_203),
     ],
 )
 def test_real_corpora_counts_and_disjoint_splits(loader, name, documents, words):

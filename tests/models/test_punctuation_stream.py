@@ -77,7 +77,10 @@ def test_the_stream_returns_words_once_their_window_is_complete():
     out = stream.push("the")  # the first window is complete: words 0..5 decided
     assert len(strip_punctuation(out).split()) == 6
     rest = stream.finish()
-    assert strip_punctuation(out + rest) == "the city council voted on tuesday to expand the"
+    assert (
+        strip_punctuation(out + rest)
+        == "the city council voted on tuesday to expand the"
+    )
     assert rest[-1] in ".?" and stream.finish() == ""
 
 

@@ -283,5 +283,6 @@ def test_restored_texts_are_whole_sentences():
     assert sentence_tags([], True, True) == ([], True)
     # Mid-stream: no final full stop, and the next word's start is handed on.
     assert sentence_tags(["lower_O", "lower_PERIOD"], False, False) == (
-        ["lower_O", "lower_PERIOD"], True
+        ["lower_O", "lower_PERIOD"],
+        True,
     )

@@ -4,7 +4,11 @@ import random
 
 import pytest
 
-from keras_rnnattn.text import PUNCTUATION_TAGS, SentencePieceTokenizer, punctuation_tags
+from keras_rnnattn.text import (
+    PUNCTUATION_TAGS,
+    SentencePieceTokenizer,
+    punctuation_tags,
+)
 from keras_rnnattn.text.word_pieces import piece_tags, word_piece_ids, word_tags
 from tests.backends import on_one_backend
 
