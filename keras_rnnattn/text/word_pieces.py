@@ -11,6 +11,7 @@ word tags.
 """
 
 from keras_rnnattn.text.punctuation import PUNCTUATION_TAGS
+from keras_rnnattn.text.word_tokenizer import WordTokenizer
 
 
 def word_piece_ids(tokenizer, words):
@@ -22,7 +23,8 @@ def word_piece_ids(tokenizer, words):
 
     Returns:
         list of lists of int, one non-empty list per word (a word the
-        tokenizer drops becomes its unknown id).
+        tokenizer drops becomes its unknown id); a `WordTokenizer` gives
+        each word its own id (or the unknown id) as one token.
 
     Example:
 
@@ -31,11 +33,18 @@ def word_piece_ids(tokenizer, words):
     >>> word_piece_ids(tok, ["hello", "there"])
     [[4], [1]]
     """
+    # A word tokenizer's words are `punctuation_tags`'s: one id each, looked up
+    # whole (split alone, a clitic such as "’s" would fall apart).
+    whole = isinstance(tokenizer, WordTokenizer)
     cache, out = {}, []
     for word in words:
         ids = cache.get(word)
         if ids is None:
-            ids = cache[word] = list(tokenizer.encode(word)) or [tokenizer.unk_id]
+            if whole:
+                ids = [tokenizer.vocabulary.token_to_id(tokenizer.normalize(word))]
+            else:
+                ids = list(tokenizer.encode(word)) or [tokenizer.unk_id]
+            cache[word] = ids
         out.append(ids)
     return out
 
