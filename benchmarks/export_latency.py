@@ -9,7 +9,8 @@ classifier preset (`movie_snippets_sentiment`): TFLite beside Keras `predict`
 per text. For the grapheme-to-phoneme preset (`cmudict_g2p`): the size of
 `greedy.tflite` and its milliseconds per word beside Keras, and the word error
 rate of its float32 and int8 exports on the first `--words` test words. For
-the punctuation preset (`web_bible_punctuation`): the size of its TFLite file
+the word-level punctuation tagger (`web_bible_punctuation`, when its recipe has
+written it into saved_models/): the size of its TFLite file
 and its milliseconds per window of 100 words beside Keras, and the overall F1
 of its float32 and int8 exports on the test split's windows. With the
 corpora installed, the accuracy change of dynamic-range
@@ -342,6 +343,15 @@ def punctuation_rows(args, folder):
 
 
 def print_punctuation(args, folder):
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    shipped = os.path.join(root, "saved_models", args.punctuation)
+    if not (os.path.isdir(args.punctuation) or os.path.isdir(shipped)):
+        print(
+            f"\n{args.punctuation}: not shipped (train it with its recipe, or pass "
+            "--punctuation FOLDER); punctuation_en has its own device benchmark, "
+            "benchmarks/punctuation_devices.py"
+        )
+        return
     rows, quality, sizes, n = punctuation_rows(args, folder)
     print(
         f"\n{args.punctuation}: ms per window of 100 words, batch 1, median over "

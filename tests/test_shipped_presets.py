@@ -21,14 +21,12 @@ from keras_rnnattn.datasets import (
     load_wordnet_topics,
     load_world_english_bible,
 )
-from keras_rnnattn.metrics import bleu, chrf, punctuation_scores, word_error_rate
+from keras_rnnattn.metrics import bleu, chrf, word_error_rate
 from keras_rnnattn.models import (
     AttentionClassifier,
     AttentiveLanguageModel,
-    SequenceTagger,
     Translator,
 )
-from keras_rnnattn.text import punctuation_tags, punctuation_windows
 
 ROOT = Path(__file__).resolve().parents[1]
 SAVED = ROOT / "saved_models"
@@ -224,54 +222,6 @@ def test_g2p_cli_pronounces_words_with_the_default_preset(capsys):
     assert cli.main(["pronounce", " ".join(w.upper() for w in words)]) == 0
     expected = [f"{w} {p}" for w, p in zip(words, metadata["probe_greedy"])]
     assert capsys.readouterr().out.splitlines() == expected
-
-
-# --- web_bible_punctuation ---------------------------------------------------------
-def test_punctuation_reproduces_pinned_restorations():
-    folder = _preset("web_bible_punctuation")
-    metadata = _metadata(folder)
-    model = SequenceTagger.from_preset(str(folder))
-    assert (
-        model.restore_punctuation(metadata["probe_texts"])
-        == (metadata["probe_restored"])
-    )
-    assert (
-        model.restore_punctuation(metadata["test_slice_texts"])
-        == (metadata["test_slice_restored"])
-    )
-
-
-def test_punctuation_test_slice_is_the_loaders_and_scores_as_the_split():
-    folder = _preset("web_bible_punctuation")
-    metadata = _metadata(folder)
-    text = _corpus(load_world_english_bible, "world_english_bible", "test")
-    words, tags = punctuation_tags(text)
-    texts, true = punctuation_windows(words, tags, 100)
-    count = len(metadata["test_slice_texts"])
-    assert texts[:count] == metadata["test_slice_texts"]
-    predicted = [punctuation_tags(r)[1] for r in metadata["test_slice_restored"]]
-    slice_f1 = punctuation_scores(predicted, true[:count])["overall"]["f1"]
-    metrics = metadata["metrics"]
-    # The whole test split's F1, within what 2,000 words can wander.
-    assert slice_f1 == pytest.approx(metrics["test"]["overall"]["f1"], abs=15)
-    # The card's comparisons: above the CRF peer on the same split (the target);
-    # the same tagger without attention was measured beside it (and is not behind).
-    f1 = metrics["test"]["overall"]["f1"]
-    assert f1 > metrics["peers"]["crf"]["test"]["overall"]["f1"]
-    assert (
-        metrics["no_attention_test"]["overall"]["support"]
-        == (metrics["test"]["overall"]["support"])
-    )
-
-
-def test_punctuate_cli_runs_the_bible_preset(capsys):
-    folder = _preset("web_bible_punctuation")
-    metadata = _metadata(folder)
-    from keras_rnnattn import cli
-
-    text = metadata["probe_texts"][0].upper()
-    assert cli.main(["punctuate", "--preset", "web_bible_punctuation", text]) == 0
-    assert capsys.readouterr().out.splitlines() == metadata["probe_restored"][:1]
 
 
 # --- The recipes, as smoke runs ----------------------------------------------------

@@ -4,7 +4,9 @@
   the word-window features of `applications/web_bible_punctuation/peers.py`,
   trained on the same training words of the same sources (non-overlapping
   windows of `--window` words; it reads whole words, every training word).
-- **web_bible_punctuation**: the Bible-only word tagger, with its own windows.
+- **web_bible_punctuation**: the Bible-only word tagger, with its own windows
+  (`--bible-preset`: no longer shipped; `applications/web_bible_punctuation/train.py`
+  writes it into its default folder).
 - **no attention**: the same recipe run with `--attention none` (`--baseline`).
 
 Every system's tags go through the same sentence rules

@@ -147,6 +147,15 @@ def parse_help_prose(english_root, min_words=3):
     Returns:
         list of `(page, paragraph)` pairs of str; `page` is the path relative
         to `english_root`.
+
+    Example:
+
+    >>> import pathlib, tempfile
+    >>> root = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (root / "a.html").write_text('<p id="par_id1">Click OK to close it.</p>')
+    >>> _ = (root / "b.html").write_text('<p id="par_id1">Click OK to close it.</p>')
+    >>> parse_help_prose(root)
+    [('a.html', 'Click OK to close it.')]
     """
     english_root = Path(english_root)
     rows, seen = [], set()
