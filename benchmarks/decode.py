@@ -11,6 +11,8 @@ target tokens each, with
 - a per-sentence beam-4 loop: one sentence at a time, a Python loop over the
   steps calling the same `next_fn` on the 4 hypotheses and choosing them with
   NumPy (how beam search is usually written around a PyTorch seq2seq model);
+- on torch also with `compile(jit_compile=True)`, which runs the step of each
+  decoding loop through `torch.compile` (inductor), compiled in the first call;
 - plain PyTorch (`pytorch_greedy`, in the torch process): the same model as
   `nn.GRU`, `nn.GRUCell` and `nn.Linear` modules holding the Translator's
   weights, decoded greedily in a Python loop that stops once every row has
@@ -47,6 +49,9 @@ MODE_NAMES = {
     "beam4_loop": "beam 4, per-sentence loop",
     "pytorch_greedy": "plain PyTorch greedy",
 }
+# Torch runs these modes a second time with `compile(jit_compile=True)`.
+COMPILED_MODES = ("greedy", "beam4")
+COMPILED_ROW = "torch, `jit_compile=True`"
 # The model of `seq2seq_train.py`'s `feeding` runs, which has a plain PyTorch twin.
 CONFIG = dict(cell="gru", attention="bahdanau", input_feeding=True)
 SIZE = dict(vocab=4000, embedding=128, units=256, source_length=15, max_length=20)
@@ -162,6 +167,8 @@ def worker(args):
     import numpy as np
 
     model = build_model()
+    if args.jit_compile:
+        model.compile(jit_compile=True)  # torch: the decoding steps compiled
     rng = np.random.default_rng(0)
     shape = (args.sentences, SIZE["source_length"])
     source = rng.integers(4, SIZE["vocab"], shape).astype("int32")
@@ -236,7 +243,10 @@ def report(results, args):
         f"(checked). One fresh process per "
         f"backend and mode, {args.threads} thread(s). Sentences/s: median of "
         f"{args.repeats} timed calls after a first call that holds the "
-        f"compilation."
+        f"compilation (its seconds in the last column). The row {COMPILED_ROW}: "
+        f"the torch backend with `Translator.compile(jit_compile=True)`, which "
+        f"compiles the step of each decoding loop with `torch.compile` "
+        f"(inductor)."
         + (
             " Smoke run (`--quick`): too few repetitions to trust."
             if args.quick
@@ -250,9 +260,10 @@ def report(results, args):
     print(
         "| Keras backend | greedy (batched) | beam 4 (batched) | beam 8 (batched) "
         "| beam 4, per-sentence loop | beam 4 batched / loop "
-        "| greedy / plain PyTorch greedy | greedy / JAX's | beam 4 / JAX's |"
+        "| greedy / plain PyTorch greedy | greedy / JAX's | beam 4 / JAX's "
+        "| first call, s (greedy / beam 4) |"
     )
-    print("|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for backend, by_mode in results.items():
         cells = [
             ("failed" if m in by_mode else "")
@@ -273,11 +284,15 @@ def report(results, args):
             cells.append(
                 f"{ours['rate'] / theirs['rate']:.2f}x" if ours and theirs else ""
             )
+        firsts = [by_mode.get(mode) for mode in ("greedy", "beam4")]
+        cells.append(
+            " / ".join(f"{r['first_seconds']:.1f}" if r else "-" for r in firsts)
+        )
         print(f"| {backend} | {' | '.join(cells)} |")
     if plain:
         print(
             f"| plain PyTorch (eager, `nn.GRUCell` loop) | {plain['rate']:,.2f} "
-            "| | | | | 1.00x | | |"
+            f"| | | | | 1.00x | | | {plain['first_seconds']:.1f} |"
         )
 
     print(
@@ -321,8 +336,14 @@ def main():
         action="store_true",
         help="smoke run: JAX only, 16 sentences (2 in the loop), 2 repetitions",
     )
+    parser.add_argument(
+        "--eager-only",
+        action="store_true",
+        help="torch: skip the runs with `jit_compile=True`",
+    )
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--mode", choices=MODES, help=argparse.SUPPRESS)
+    parser.add_argument("--jit-compile", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     quick = args.quick
     args.sentences = args.sentences or (16 if quick else 64)
@@ -342,6 +363,15 @@ def main():
             argv += ["--loop-sentences", args.loop_sentences]
             argv += ["--repeats", args.repeats, "--threads", args.threads]
             results[backend][mode] = run_worker(__file__, backend, args.threads, argv)
+        if backend == "torch" and not args.eager_only:
+            results[COMPILED_ROW] = {}
+            for mode in (m for m in COMPILED_MODES if m in args.modes):
+                argv = ["--mode", mode, "--sentences", args.sentences]
+                argv += ["--repeats", args.repeats, "--threads", args.threads]
+                argv += ["--jit-compile"]
+                results[COMPILED_ROW][mode] = run_worker(
+                    __file__, backend, args.threads, argv
+                )
     report(results, args)
 
 

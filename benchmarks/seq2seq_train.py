@@ -31,7 +31,9 @@ All three: the same bridge (tanh(W h_enc)) and readout (tanh(W_c [c; h])), Adam,
 global gradient-norm clipping at 5, a cross-entropy that ignores pad id 0, and
 no metric. The plain TensorFlow model uses no Keras: `tf.Variable` weights,
 `tf.nn` ops, `tf.clip_by_global_norm`, `tf.raw_ops.ResourceApplyAdam`. Every
-library is pinned to `--threads` threads (default 1).
+library is pinned to `--threads` threads (default 1). The torch backend runs
+twice: eagerly (Keras's default there) and with `compile(jit_compile=True)`,
+Keras's `torch.compile` of the train step (`--eager-only` skips that run).
 
 Share of the matmul ceiling. Each worker measures float32 GFLOP/s of a square
 `--matmul-size` product (default 2048; median of 5) with the Keras backend's own
@@ -69,6 +71,8 @@ CONFIGS = {
 }
 RUNS = ("fast/big", "feeding/big", "feeding/small")
 BACKENDS = ("tensorflow", "jax", "torch")
+# The row of the torch backend with `compile(jit_compile=True)`.
+JIT_ROW = "torch, jit_compile=True"
 PEERS = ("keras", "pytorch", "tensorflow")
 
 
@@ -145,8 +149,9 @@ def fit_inputs(x, y, batch_size):
     return dict(x=dataset.with_options(options))
 
 
-def keras_trainer(config, size, steps):
-    """The Translator, trained with `fit` (compiled)."""
+def keras_trainer(config, size, steps, jit_compile="auto"):
+    """The Translator, trained with `fit` (compiled; on torch eagerly unless
+    `jit_compile=True`, Keras's `torch.compile` of the train step)."""
     import keras
 
     from keras_rnnattn.models import Translator
@@ -168,7 +173,7 @@ def keras_trainer(config, size, steps):
         bidirectional=False,
         **config,
     )
-    model.compile(metrics=[])
+    model.compile(metrics=[], jit_compile=jit_compile)
     source, target_in, target_out = fake_data(size, steps)
     b = size["batch"]
     inputs = fit_inputs((source, target_in), target_out, b)
@@ -656,7 +661,9 @@ def worker(args):
     config_name, size_name = args.run.split("/")
     config, size = CONFIGS[config_name], SIZES[size_name]
     trainers = {
-        "keras": keras_trainer(config, size, args.steps),
+        "keras": keras_trainer(
+            config, size, args.steps, True if args.jit_compile else "auto"
+        ),
         "pytorch": pytorch_trainer(config, size, args.steps),
         "tensorflow": tensorflow_trainer(config, size, args.steps, args.tf_lstm),
     }
@@ -700,6 +707,7 @@ def worker(args):
         "seconds": seconds,
         "flops": train_flops(config, size),
         "params": params,
+        "backend": keras.backend.backend(),
     }
     libraries = ["torch", "tensorflow"] + ["jax"] * (keras.backend.backend() == "jax")
     result["ceiling"] = {
@@ -733,7 +741,9 @@ def report(results, args):
         f"vocabulary 8k, embedding 256, 512 units. `feeding/*`: GRU, Bahdanau "
         f"attention, context fed to the cell (the step path), against decoders "
         f"that loop over the steps; small is batch 32, length 10, vocabulary 4k, "
-        f"embedding and units 128."
+        f"embedding and units 128. `{JIT_ROW}`: the torch backend again, the "
+        f"Translator compiled with `jit_compile=True` (Keras runs its train step "
+        f"through `torch.compile`; the warm-up window holds the compilation)."
         + (" Smoke run (`--quick`): too few steps to trust." if args.quick else "")
         + "\n"
     )
@@ -780,7 +790,9 @@ def report(results, args):
                 k: r["flops"] * r["steps"] / min(v) / 1e9
                 for k, v in r["seconds"].items()
             }
-            ceiling = {k: r["ceiling"][lib or backend] for k, lib in library.items()}
+            ceiling = {
+                k: r["ceiling"][lib or r["backend"]] for k, lib in library.items()
+            }
             share = " / ".join(f"{achieved[k] / ceiling[k]:.0%}" for k in PEERS)
             print(
                 f"| {run} | {backend} | {r['flops'] / 1e9:.1f} "
@@ -792,8 +804,9 @@ def report(results, args):
 
     targets = [
         ("fast/big", "best backend >= 1.0x plain PyTorch", "best", 1.0),
-        ("fast/big", "every backend >= 0.8x plain PyTorch", "every", 0.8),
-        ("feeding/big", "input feeding, big, best backend >= 1.0x", "best", 1.0),
+        ("fast/big", "every backend >= 1.0x plain PyTorch", "every", 1.0),
+        ("feeding/big", "input feeding, big, every backend >= 1.2x", "every", 1.2),
+        ("feeding/small", "input feeding, small, every backend >= 1.2x", "every", 1.2),
         ("feeding/small", "input feeding, small, best backend >= 1.3x", "best", 1.3),
     ]
     rows = []
@@ -804,16 +817,24 @@ def report(results, args):
         if not ratios:
             continue
         values = ", ".join(f"{b} {fmt_ratio(v)}" for b, v in ratios.items())
+        # A Keras backend's best row counts (torch: eager or `jit_compile=True`).
+        best = {}
+        for label, ratio in ratios.items():
+            backend = results[run][label]["backend"]
+            best[backend] = max(best.get(backend, 0.0), ratio)
         if kind == "best":
-            verdict = "met" if max(ratios.values()) >= goal else "not met"
-        elif min(ratios.values()) < goal:
+            verdict = "met" if max(best.values()) >= goal else "not met"
+        elif min(best.values()) < goal:
             verdict = "not met"
         else:
-            verdict = "met" if len(ratios) == len(BACKENDS) else "not all measured"
+            verdict = "met" if len(best) == len(BACKENDS) else "not all measured"
         label = "fast path, " + text if run.startswith("fast") else text
         rows.append(f"| {label} | {verdict}: {values} |")
     if rows:
-        print("\nAgainst the targets (Translator / plain PyTorch, medians):\n")
+        print(
+            "\nAgainst the targets (Translator / plain PyTorch, medians; a Keras "
+            f"backend's best row counts, torch's `{JIT_ROW}` included):\n"
+        )
         print("| target | result |")
         print("|---|---|")
         print("\n".join(rows))
@@ -846,8 +867,14 @@ def main():
         help="smoke run: fast/big and feeding/small on JAX, 2 windows of few "
         "steps, the loss check on",
     )
+    parser.add_argument(
+        "--eager-only",
+        action="store_true",
+        help=f"torch: skip the `{JIT_ROW}` runs",
+    )
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--run", choices=RUNS, help=argparse.SUPPRESS)
+    parser.add_argument("--jit-compile", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
         return worker(args)
@@ -869,13 +896,19 @@ def main():
             argv = ["--run", run, "--steps", steps, "--windows", args.windows]
             argv += ["--threads", args.threads, "--matmul-size", args.matmul_size]
             argv += ["--tf-lstm", args.tf_lstm, "--check-loss", check_loss]
-            result = run_worker(__file__, backend, args.threads, argv, timeout=3600)
-            results[run][backend] = result
-            if result is not None:
-                log(f"  parameters: {result['params']}")
-                for name, values in result.get("losses", {}).items():
-                    losses = " ".join(f"{v:.4f}" for v in values)
-                    log(f"  {name} loss on a repeated batch: {losses}")
+            rows = [(backend, [])]
+            if backend == "torch" and not args.eager_only:
+                rows.append((JIT_ROW, ["--jit-compile"]))
+            for label, extra in rows:
+                result = run_worker(
+                    __file__, backend, args.threads, argv + extra, timeout=3600
+                )
+                results[run][label] = result
+                if result is not None:
+                    log(f"  parameters: {result['params']}")
+                    for name, values in result.get("losses", {}).items():
+                        losses = " ".join(f"{v:.4f}" for v in values)
+                        log(f"  {name} loss on a repeated batch: {losses}")
     report(results, args)
 
 

@@ -17,7 +17,9 @@ test suite runs it with `--quick`). One worker process per Keras backend:
    feeding) and input-feeding path (GRU, Bahdanau attention) beside plain
    PyTorch models of the same architecture (`benchmarks/seq2seq_train.py`) on
    the same device, target tokens/s in alternating windows; and the preset's
-   greedy and beam-4 sentences/s.
+   greedy and beam-4 sentences/s. The torch backend runs both again with
+   `compile(jit_compile=True)` (Keras's `torch.compile` of the train step;
+   the decoding loops' steps compiled the same way).
 
 Exit status 1 if a numerics or decoding check failed (the table is written
 either way).
@@ -367,7 +369,16 @@ def check_bfloat16(quick):
 # Speed beside plain PyTorch.
 
 
-def check_speed(quick, steps, windows):
+def jit_throughput(model, quick):
+    """`preset_throughput` with the model compiled with `jit_compile=True`."""
+    model.compile(jit_compile=True)
+    try:
+        return preset_throughput(model, quick)
+    finally:
+        model.compile(jit_compile=False)
+
+
+def check_speed(quick, steps, windows, jit_compile=False):
     import keras
     import torch
 
@@ -377,7 +388,9 @@ def check_speed(quick, steps, windows):
     for path, config in SPEED_PATHS.items():
         keras.utils.clear_session()
         trainers = {
-            "keras": keras_trainer(config, size, steps),
+            "keras": keras_trainer(
+                config, size, steps, True if jit_compile else "auto"
+            ),
             "pytorch": pytorch_trainer(config, size, steps, device=device),
         }
         seconds = {name: [] for name in trainers}
@@ -401,6 +414,7 @@ def check_speed(quick, steps, windows):
                 "pytorch": rate["pytorch"],
                 "ratio": rate["keras"] / rate["pytorch"],
                 "params": trainers["keras"].params,
+                "jit_compile": bool(jit_compile),
             }
         )
         del trainers
@@ -492,8 +506,12 @@ def worker(args):
     if model is not None:
         section("decoding", check_decoding, model, reference, args.quick)
         section("throughput", preset_throughput, model, args.quick)
+        if report["info"]["backend"] == "torch":
+            section("throughput_jit", jit_throughput, model, args.quick)
     section("bfloat16", check_bfloat16, args.quick)
     section("speed", check_speed, args.quick, args.steps, args.windows)
+    if report["info"]["backend"] == "torch":
+        section("speed_jit", check_speed, args.quick, args.steps, args.windows, True)
     set_highest_precision()
     section("numerics_highest", check_numerics, reference)
     if model is not None and not all(r["ok"] for r in report.get("decoding", [])):
@@ -636,9 +654,11 @@ def table(reports, args):
         "|---|---|---|---|---|---|",
     ]
     for report in reports:
-        for row in report.get("speed", []):
+        for row in report.get("speed", []) + report.get("speed_jit", []):
+            backend = report["info"]["backend"]
+            backend += ", `jit_compile=True`" if row.get("jit_compile") else ""
             lines.append(
-                f"| {row['path']} | {report['info']['backend']} | "
+                f"| {row['path']} | {backend} | "
                 f"{row['torch_device']} | {fmt(row['translator'])} | "
                 f"{fmt(row['pytorch'])} | {row['ratio']:.2f}x |"
             )
@@ -651,12 +671,16 @@ def table(reports, args):
         "|---|---|---|---|",
     ]
     for report in reports:
-        row = report.get("throughput")
-        if row:
-            lines.append(
-                f"| {report['info']['backend']} | {row['sentences']} | "
-                f"{fmt(row['greedy'], 1)} | {fmt(row['beam4'], 1)} |"
-            )
+        for key, suffix in (
+            ("throughput", ""),
+            ("throughput_jit", ", `jit_compile=True`"),
+        ):
+            row = report.get(key)
+            if row:
+                lines.append(
+                    f"| {report['info']['backend']}{suffix} | {row['sentences']} | "
+                    f"{fmt(row['greedy'], 1)} | {fmt(row['beam4'], 1)} |"
+                )
     errors = [f"{r['info']['backend']}: {e}" for r in reports for e in r["errors"]]
     if errors:
         lines += ["", "Errors:", ""] + [f"- {e}" for e in errors]

@@ -6,11 +6,13 @@ export's choice of a TensorFlow subprocess, the seeded sampler, the torch
 update of `InPlaceAdam`); `tests/test_package.py` keeps that list. Each
 function here is a driver choice that never changes a result: which kernel runs
 a recurrence, whether a loop over time is `ops.scan` or a Python loop, how often
-a decoding loop reads its stop condition, how a decoding function is compiled, whether a train step may branch with a cond,
+a decoding loop reads its stop condition and whether torch compiles its step,
+which op picks the best token, how a decoding function is compiled, whether a train step may branch with a cond,
 whether a Dense fuses its bias, whether loading a preset skips the variables'
 initializers, and a scalar made on the device rather than copied from the host.
 """
 
+from keras_rnnattn._backend.best_tokens import best_tokens
 from keras_rnnattn._backend.fused_dense import dense_2d
 from keras_rnnattn._backend.initializers import initializers_compile
 from keras_rnnattn._backend.jit import (
@@ -19,7 +21,7 @@ from keras_rnnattn._backend.jit import (
     no_grad,
     own_trace_counts,
 )
-from keras_rnnattn._backend.loops import decoding_loop
+from keras_rnnattn._backend.loops import compiled_steps, decoding_loop
 from keras_rnnattn._backend.rnn_kernels import (
     gate_step,
     loops_in_python,
@@ -31,7 +33,9 @@ from keras_rnnattn._backend.rnn_kernels import (
 from keras_rnnattn._backend.scalars import device_scalar
 
 __all__ = [
+    "best_tokens",
     "compiled",
+    "compiled_steps",
     "cond_differentiable",
     "decoding_loop",
     "dense_2d",

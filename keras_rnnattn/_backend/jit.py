@@ -5,6 +5,8 @@ import functools
 
 import keras
 
+from keras_rnnattn._backend.loops import compiled_steps
+
 
 def no_grad():
     """A context in which no gradient graph is recorded (torch); a no-op elsewhere.
@@ -25,7 +27,10 @@ def compiled(model, fn):
 
     JAX: `jax.jit`, with the model's weights passed as arguments (so a compiled
     function never holds stale weights), compiled once per input shape.
-    TensorFlow: `tf.function`. Torch runs `fn` eagerly under `torch.no_grad()`.
+    TensorFlow: `tf.function`. Torch runs `fn` under `torch.no_grad()`,
+    eagerly but for the step of each decoding loop, which `torch.compile`
+    compiles when the model was compiled with `jit_compile=True` (Keras's own
+    meaning of it on torch; `"auto"` is eager there), read at each call.
     """
     backend = keras.backend.backend()
     if backend == "jax":
@@ -50,7 +55,7 @@ def compiled(model, fn):
         return tf.function(functools.partial(fn), reduce_retracing=True)
 
     def run_without_gradients(*args):
-        with no_grad():
+        with no_grad(), compiled_steps(getattr(model, "jit_compile", False) is True):
             return fn(*args)
 
     return run_without_gradients

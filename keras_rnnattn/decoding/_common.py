@@ -134,7 +134,11 @@ class FlatState:
     """
 
     def __init__(self, state):
-        self.template = state
+        # The structure alone: a compiled torch step would otherwise be
+        # guarded on the first state's tensors and compiled twice.
+        self.template = keras.tree.map_structure(
+            lambda leaf: None if leaf is None else 0, state
+        )
         self.is_none = [leaf is None for leaf in keras.tree.flatten(state)]
 
     def tensors(self, state):

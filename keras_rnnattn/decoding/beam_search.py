@@ -338,7 +338,7 @@ class _BeamSearch:
             ]  # (B, N, ...) each
         return _BeamState(
             step=ops.convert_to_tensor(0, dtype="int32"),
-            last_ids=ops.repeat(start_ids[:, None], k, axis=1),
+            last_ids=ops.tile(start_ids[:, None], (1, k)),  # strides as later steps'
             alive_seqs=ops.full((batch_size, k, length), self.end_id, dtype="int32"),
             alive_log_probs=ops.zeros((batch_size, k), dtype="float32") + first_beam,
             alive_coverage=coverage,

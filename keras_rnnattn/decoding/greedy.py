@@ -2,6 +2,7 @@
 
 from keras import ops
 
+from keras_rnnattn._backend import best_tokens
 from keras_rnnattn.decoding._common import check_end_id, check_int, token_loop
 
 
@@ -19,8 +20,9 @@ def greedy_search(
     The loop is one `keras.ops.while_loop` with static shapes, so it runs eagerly
     and under `jax.jit` / `tf.function(jit_compile=True)` alike. It stops as soon
     as every row has produced `end_id`, or after `max_length` tokens. The token is
-    chosen with `ops.top_k(logits, 1)` (no `argmax`, which TFLite cannot convert);
-    among tied logits the backend's `top_k` decides.
+    chosen by `_backend.best_tokens` (`ops.top_k(logits, 1)` where a function may
+    be exported, since TFLite cannot convert `argmax`; `argmax` on torch); among
+    tied logits the backend's op decides.
 
     Args:
         next_fn: `next_fn(token_ids, state) -> (logits, state)` or
@@ -90,8 +92,7 @@ def greedy_search(
 
     def choose(logits, step):
         log_probs = ops.log_softmax(logits, axis=-1)  # (B, V)
-        best_log_probs, best_ids = ops.top_k(log_probs, 1)  # (B, 1), (B, 1)
-        return ops.cast(best_ids[:, 0], "int32"), best_log_probs[:, 0]
+        return best_tokens(log_probs)  # (B,), (B,)
 
     return token_loop(
         next_fn,

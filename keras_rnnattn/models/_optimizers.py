@@ -60,7 +60,8 @@ def _torch_adam_update(optimizer, grads, variables, learning_rate, on_device=Non
     """The torch branch of `InPlaceAdam`: Adam's update with `_foreach_` ops.
 
     `on_device` keeps the step size a tensor (None: where the weights are not on
-    the CPU); False reads it into a Python number.
+    the CPU, or under `torch.compile`, which would compile the step again for
+    each new number); False reads it into a Python number.
     """
     import torch
 
@@ -77,7 +78,7 @@ def _torch_adam_update(optimizer, grads, variables, learning_rate, on_device=Non
         denominator = torch._foreach_sqrt(v)
         torch._foreach_add_(denominator, optimizer.epsilon)
         if on_device is None:
-            on_device = weights[0].device.type != "cpu"
+            on_device = weights[0].device.type != "cpu" or torch.compiler.is_compiling()
         if not on_device:
             # Reading the step and learning rate costs nothing on the CPU.
             step = float(keras.ops.convert_to_numpy(optimizer.iterations)) + 1.0

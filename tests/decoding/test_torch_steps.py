@@ -46,3 +46,42 @@ def test_a_translators_decoding_step_compiles_as_one_graph(beam_size):
         keras.ops.convert_to_numpy(want_scores),
         rtol=1e-6,
     )
+
+
+def test_jit_compile_compiles_each_decoding_step_once():
+    # `compile(jit_compile=True)` (Keras's torch.compile switch) compiles the
+    # step of each search with inductor on the first call and reuses it: a
+    # later call, and a batch of another size after the one recompile that
+    # makes the batch axis dynamic, compile nothing. Tokens as eager.
+    import torch
+    from torch._dynamo.utils import counters
+
+    tokenizer = WordTokenizer().fit(["a b c d e f g h"])
+    keras.utils.set_random_seed(0)
+    model = Translator(
+        tokenizer, tokenizer, embedding_dim=8, units=8, attention="bahdanau"
+    )
+    source = model.encode_source(["a b c", "d e f g h", "h g"])
+    want = {beam: model.generate_ids(source, beam_size=beam) for beam in (1, 4)}
+    torch._dynamo.reset()
+    counters.clear()
+    model.generate_ids(source, beam_size=1)
+    assert counters["stats"]["unique_graphs"] == 0  # eager without jit_compile
+
+    model.compile(jit_compile=True)
+    for beam in (1, 4):
+        tokens, scores = model.generate_ids(source, beam_size=beam)
+        np.testing.assert_array_equal(tokens, want[beam][0])
+        np.testing.assert_allclose(scores, want[beam][1], rtol=1e-5, atol=1e-6)
+    assert counters["stats"]["unique_graphs"] == 2  # one step per search
+    model.generate_ids(source[:2], beam_size=1)  # the batch axis turns dynamic
+    graphs = counters["stats"]["unique_graphs"]
+    for beam in (1, 4):
+        model.generate_ids(source, beam_size=beam)
+    tokens, _ = model.generate_ids(source[1:], beam_size=1)
+    assert counters["stats"]["unique_graphs"] == graphs
+    np.testing.assert_array_equal(tokens, want[1][0][1:])
+
+    model.compile(jit_compile=False)
+    model.generate_ids(source, beam_size=4)
+    assert counters["stats"]["unique_graphs"] == graphs

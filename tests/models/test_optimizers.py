@@ -87,3 +87,34 @@ def test_in_place_adam_round_trips_its_config():
     )
     assert type(restored) is InPlaceAdam
     assert restored.get_config() == optimizer.get_config()
+
+
+def test_in_place_adam_compiles_once_under_torch_compile():
+    # Under `compile(jit_compile=True)` Keras runs the update inside
+    # `torch.compile`: a step size read into a Python number would be a new
+    # constant at every step, so each step compiled the update again (with
+    # inductor, torch.compile's default, as Keras calls it).
+    if keras.backend.backend() != "torch":
+        pytest.skip("the in-place update is torch's")
+    import torch
+    from torch._dynamo.utils import counters
+
+    rng = np.random.default_rng(0)
+    start = [rng.normal(size=(3, 4)).astype("float32")]
+    grads = [[rng.normal(size=(3, 4)).astype("float32")] for _ in range(5)]
+    variables = [keras.Variable(w) for w in start]
+    optimizer = InPlaceAdam(learning_rate=0.01, global_clipnorm=0.5)
+    optimizer.build(variables)
+    torch._dynamo.reset()
+    counters.clear()
+    apply = torch.compile(optimizer.apply)
+    graphs = []
+    for step_grads in grads:
+        apply([ops.convert_to_tensor(g) for g in step_grads], variables)
+        graphs.append(counters["stats"]["unique_graphs"])
+    assert graphs[0] > 0
+    assert graphs[-1] == graphs[1], graphs  # compiled once, then reused
+    want = adam_reference(start, grads, 0.01, clip=0.5)
+    np.testing.assert_allclose(
+        ops.convert_to_numpy(variables[0]), want[0], rtol=1e-5, atol=1e-6
+    )
