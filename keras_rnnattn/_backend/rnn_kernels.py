@@ -99,8 +99,8 @@ def rnn_kind(rnn):
     if not isinstance(rnn, (keras.layers.GRU, keras.layers.LSTM)):
         return None  # any other cell (a stack, a user's cell) runs as it is
     cell = rnn.cell
-    if cell.dropout or cell.recurrent_dropout or not cell.use_bias:
-        return None
+    if cell.recurrent_dropout or not cell.use_bias:
+        return None  # (input dropout is applied before the kernel: `run_rnn`)
     if isinstance(rnn, keras.layers.GRU):
         return "gru" if cell.reset_after else None
     return "lstm"
@@ -110,7 +110,7 @@ def run_rnn(rnn, inputs, initial_state=None, training=None):
     """The output sequence `(B, T, units)` of a Keras RNN layer over `inputs`.
 
     The one place that picks a recurrence kernel by backend, for a stock GRU
-    (reset_after) or LSTM without dropout, with the layer's own weights
+    (reset_after) or LSTM without recurrent dropout, with the layer's own weights
     (measured on CPU; see benchmarks/RESULTS.md):
 
     - torch: PyTorch's fused kernel (`torch.lstm` / `torch.gru`, oneDNN on CPU,
@@ -136,6 +136,13 @@ def run_rnn(rnn, inputs, initial_state=None, training=None):
         out = rnn(inputs, initial_state=initial_state, training=training)
         return out[0] if isinstance(out, (list, tuple)) else out
     cell = rnn.cell
+    if training and cell.dropout:
+        # Input dropout outside the fused kernel, as Keras's cuDNN path does:
+        # the cell's one mask per row, the same at every step.
+        cell.reset_dropout_mask()  # a mask a call of the layer left, if any
+        mask = cell.get_dropout_mask(inputs[:, 0, :])  # (B, input_dim)
+        cell.reset_dropout_mask()
+        inputs = inputs * ops.expand_dims(ops.cast(mask, inputs.dtype), 1)
     dtype = inputs.dtype
     kernel = ops.cast(cell.kernel, dtype)  # (input_dim, G)
     recurrent_kernel = ops.cast(cell.recurrent_kernel, dtype)  # (units, G)

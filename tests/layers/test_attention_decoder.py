@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 from keras import ops
 
-from keras_rnnattn._backend import run_rnn
+from keras_rnnattn._backend import rnn_kind, run_rnn
 from keras_rnnattn.layers.attention_decoder import AttentionDecoder
 from keras_rnnattn.layers.luong_attention import LuongAttention
 
@@ -399,3 +399,23 @@ def test_recurrence_kernels_run_a_backwards_layer_forward_in_time(layer_cls):
     forwards.set_weights(backwards.get_weights())
     got = run_rnn(backwards, ops.convert_to_tensor(INPUTS), training=True)
     np.testing.assert_allclose(np_(got), np_(forwards(INPUTS)), atol=1e-5)
+
+
+@pytest.mark.parametrize("layer_cls", [keras.layers.GRU, keras.layers.LSTM])
+def test_recurrence_kernels_apply_input_dropout_as_the_stock_layer(layer_cls):
+    # Input dropout stays on the fused kernel (applied to the inputs first):
+    # the same mask as the layer draws from the same seed state, so the same
+    # outputs; a new mask at each call.
+    layer = layer_cls(UNITS, return_sequences=True, dropout=0.5, seed=7)
+    layer.build((None, None, D_IN))
+    assert rnn_kind(layer) is not None  # the fused kernel's path
+    randomise(layer)
+    seeds = layer.cell.seed_generator.state
+    start = np_(seeds)
+    want = np_(layer(INPUTS, training=True))
+    seeds.assign(start)
+    inputs = ops.convert_to_tensor(INPUTS)
+    got = np_(run_rnn(layer, inputs, training=True))
+    np.testing.assert_allclose(got, want, atol=1e-5)
+    assert not np.allclose(np_(run_rnn(layer, inputs, training=True)), got)
+    assert not np.allclose(got, np_(layer(INPUTS, training=False)), atol=1e-3)
