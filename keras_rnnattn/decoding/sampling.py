@@ -195,7 +195,7 @@ def _filtered_log_probs(logits, temperature=1.0, top_k=None, top_p=None):
         # Probability of the tokens ranked above each one; the top one always stays.
         mass_before = ops.cumsum(sorted_probs, axis=-1) - sorted_probs  # (B, V)
         kept = ops.where(mass_before < top_p, sorted_logits, float("inf"))
-        smallest_kept = ops.min(kept, axis=-1, keepdims=True)  # (B, 1)
+        smallest_kept = ops.amin(kept, axis=-1, keepdims=True)  # (B, 1)
         logits = ops.where(logits >= smallest_kept, logits, float("-inf"))
     return ops.log_softmax(logits, axis=-1)
 
@@ -249,11 +249,12 @@ def _invert_cdf(probs, uniform):
     cdf = ops.cumsum(probs, axis=-1)  # (B, V)
     target = uniform[:, None] * cdf[:, -1:]  # (B, 1)
     possible = probs > 0.0  # (B, V)
-    last_possible = ops.max(ops.where(possible, positions, 0), axis=-1, keepdims=True)
+    # `amax`/`amin`: Keras's `max`/`min` on torch break a `torch.compile` graph.
+    last_possible = ops.amax(ops.where(possible, positions, 0), axis=-1, keepdims=True)
     candidate = ops.logical_or(
         ops.logical_and(cdf > target, possible), ops.equal(positions, last_possible)
     )  # (B, V); the last possible token is the fallback when rounding leaves none
-    return ops.min(ops.where(candidate, positions, vocab), axis=-1)
+    return ops.amin(ops.where(candidate, positions, vocab), axis=-1)
 
 
 def _check_options(end_id, temperature, top_k, top_p):

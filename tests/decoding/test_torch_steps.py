@@ -85,3 +85,31 @@ def test_jit_compile_compiles_each_decoding_step_once():
     model.compile(jit_compile=False)
     model.generate_ids(source, beam_size=4)
     assert counters["stats"]["unique_graphs"] == graphs
+
+
+def test_a_translators_sampling_step_compiles_as_one_graph():
+    # Sampling with top-k and nucleus filtering: no graph break either (Keras's
+    # `ops.max`/`ops.min` on torch would make one), the same draws.
+    import torch
+
+    tokenizer = WordTokenizer().fit(["a b c d e f g h"])
+    keras.utils.set_random_seed(0)
+    model = Translator(
+        tokenizer, tokenizer, embedding_dim=8, units=8, attention="bahdanau"
+    )
+    model.compile(sampler={"method": "sample", "top_k": 4, "top_p": 0.9})
+    texts = ["a b c", "d e f g h"]
+    keras.utils.set_random_seed(1)
+    want = model.generate(texts)
+    torch._dynamo.reset()
+    compiled = []
+
+    def compile_step(body):
+        compiled.append(body)
+        return torch.compile(body, fullgraph=True, dynamic=False, backend="eager")
+
+    keras.utils.set_random_seed(1)
+    with step_wrapper(compile_step):
+        got = model.generate(texts)
+    assert len(compiled) == 1
+    assert got == want
