@@ -32,6 +32,7 @@ BENCHMARKS = {
     "seq2seq_train": ("seq2seq_train.py", [], None),
     "rnn_encoders": ("rnn_encoders.py", [], None),
     "decode": ("decode.py", [], None),
+    "preset_decode": ("preset_decode.py", [], None),
     "torch_profile": ("torch_profile.py", [], "torch"),
     "preset_loading": ("preset_loading.py", [], None),
     "tokenizers": ("tokenizers.py", [], None),

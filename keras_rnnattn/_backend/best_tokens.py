@@ -16,7 +16,7 @@ def best_tokens(log_probs):
     op picks one of them.
 
     Args:
-        log_probs: float `(B, V)`.
+        log_probs: float `(B, V)`, log-probabilities or logits.
 
     Returns:
         `(ids, values)`: int32 `(B,)` and `(B,)` of the dtype of `log_probs`.

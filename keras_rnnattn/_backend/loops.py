@@ -9,7 +9,9 @@ import warnings
 import keras
 from keras import ops
 
-# Torch: the steps between two reads of the stop condition.
+# Torch on an accelerator: the steps between two reads of the stop condition.
+# On the CPU each step has finished when it returns, so the condition is read
+# before every step (no step runs after the last row has ended).
 STOP_CHECK_EVERY = 8
 # Torch: what each loop's step function is wrapped in (`step_wrapper`).
 _STEP_WRAPPERS = []
@@ -84,7 +86,22 @@ def compiled_steps(enabled=True):
             yield
 
 
-def decoding_loop(cond, body, loop_vars, max_steps, check_every=STOP_CHECK_EVERY):
+def stop_check_interval(loop_vars):
+    """The steps between two reads of a torch loop's stop condition.
+
+    1 where the loop's tensors are on the CPU: a CPU step has run when it
+    returns, so reading the condition waits for nothing, and the loop stops
+    at the step `while_loop` would. `STOP_CHECK_EVERY` on an accelerator,
+    where each read waits for the queued steps to finish.
+    """
+    for leaf in keras.tree.flatten(loop_vars):
+        device = getattr(leaf, "device", None)
+        if device is not None:
+            return 1 if getattr(device, "type", "cpu") == "cpu" else STOP_CHECK_EVERY
+    return 1
+
+
+def decoding_loop(cond, body, loop_vars, max_steps, check_every=None):
     """`keras.ops.while_loop(cond, body, loop_vars)` for a loop of at most
     `max_steps` steps whose extra steps change nothing.
 
@@ -106,6 +123,8 @@ def decoding_loop(cond, body, loop_vars, max_steps, check_every=STOP_CHECK_EVERY
         max_steps: Python int, the most steps (`cond` is False after them).
         check_every: Python int >= 1, the steps between two reads of `cond`
             on torch; 1 reads it before every step, as `while_loop` does.
+            None: `stop_check_interval(loop_vars)` (every step on the CPU,
+            every `STOP_CHECK_EVERY` steps on an accelerator).
 
     Returns:
         The tuple of the loop's values after the last step.
@@ -125,6 +144,8 @@ def decoding_loop(cond, body, loop_vars, max_steps, check_every=STOP_CHECK_EVERY
     loop_vars = tuple(loop_vars)
     if keras.backend.backend() != "torch":
         return tuple(ops.while_loop(cond, body, loop_vars))
+    if check_every is None:
+        check_every = stop_check_interval(loop_vars)
     if _STEP_WRAPPERS:
         body = _STEP_WRAPPERS[-1](body)
     for step in range(max_steps):

@@ -91,8 +91,11 @@ def greedy_search(
     max_length = check_int("max_length", max_length)
 
     def choose(logits, step):
-        log_probs = ops.log_softmax(logits, axis=-1)  # (B, V)
-        return best_tokens(log_probs)  # (B,), (B,)
+        # The best logit is the best log-probability; the (B, V) log-softmax is
+        # never written out: log p(best) = -log(sum(exp(logits - best))).
+        token_ids, best = best_tokens(logits)  # (B,), (B,)
+        shifted = ops.exp(logits - ops.expand_dims(best, -1))  # (B, V)
+        return token_ids, -ops.log(ops.sum(shifted, axis=-1))
 
     return token_loop(
         next_fn,

@@ -1,5 +1,7 @@
 """The search of the sequence-to-sequence models: `generate_ids`, `generate`."""
 
+import functools
+
 import numpy as np
 from keras import ops
 
@@ -27,9 +29,25 @@ class Seq2SeqSearch(GenerationMixin):
         tok = self.target_tokenizer
         return token_bias(tok.vocabulary_size, (tok.pad_id, tok.bos_id))
 
-    def _next_fn_with_row_limits(self, token_ids, state):
+    def step_constants(self):
+        """What every decoding step computes from the weights alone, or None.
+
+        A hook: a model whose step uses tensors that depend only on its
+        weights returns them here; the search computes them once, before the
+        loop, and calls `next_fn(token_ids, state, constants=...)`. None (the
+        default): `next_fn(token_ids, state)`.
+        """
+        return None
+
+    def _step_fn(self, next_fn, constants):
+        """`next_fn` with the search's `step_constants` bound, if any."""
+        if constants is None:
+            return next_fn
+        return functools.partial(next_fn, constants=constants)
+
+    def _next_fn_with_row_limits(self, token_ids, state, constants=None):
         """`next_fn` that forces the end token in rows past their length limit."""
-        out = self.next_fn(token_ids, state["model"])
+        out = self._step_fn(self.next_fn, constants)(token_ids, state["model"])
         tok = self.target_tokenizer
         # (V,): 0 at the end token, -1e9 elsewhere
         only_eos = token_bias(tok.vocabulary_size, (tok.eos_id,), 0.0, NEVER)
@@ -114,6 +132,7 @@ class Seq2SeqSearch(GenerationMixin):
 
         def run(source_ids, uniforms=None):
             state = self.initial_state(source_ids)
+            step_fn = self._step_fn(next_fn, self.step_constants())
             start = ops.full((ops.shape(source_ids)[0],), bos, dtype="int32")
             if per_row:
                 lengths = ops.sum(ops.cast(ops.not_equal(source_ids, 0), "int32"), 1)
@@ -123,7 +142,7 @@ class Seq2SeqSearch(GenerationMixin):
                     "limit": ops.minimum(2 * lengths + 10, max_length),  # (B,)
                 }
             return search(
-                next_fn,
+                step_fn,
                 state,
                 start,
                 eos,

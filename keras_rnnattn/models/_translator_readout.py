@@ -64,8 +64,37 @@ class TranslatorReadout:
         else:
             self.output_dense.build((None, readout))
 
+    def step_constants(self):
+        """The fixnorm output layer's scaled kernel blocks, or None.
+
+        They depend on the weights alone: a search computes them once and
+        passes them to every step (`next_fn(..., constants=...)`); compiled
+        loops on JAX and TensorFlow hoisted them anyway, a torch step did not.
+
+        Returns:
+            `{"output_kernels": [(d_p, V), ...]}` with `fixnorm`, each readout
+            part's block of the output kernel with its columns at norm
+            `fixnorm`; None without `fixnorm`.
+        """
+        if self.fixnorm is None:
+            return None
+        kernel = self.output_dense.kernel  # (d, V)
+        blocks, start = [], 0
+        for size in self._readout_sizes:
+            block = kernel[start : start + size]
+            blocks.append(_scale_to_norm(block, self.fixnorm, 0))
+            start += size
+        return {"output_kernels": blocks}
+
     def step_readout(
-        self, y, states, memory, source_embedded, training=None, output_mask=None
+        self,
+        y,
+        states,
+        memory,
+        source_embedded,
+        training=None,
+        output_mask=None,
+        constants=None,
     ):
         """One decoder step and the output layer: what decoding and scheduled
         sampling share.
@@ -77,6 +106,8 @@ class TranslatorReadout:
                 model's), or None.
             training: bool.
             output_mask: optional `(N, d)` dropout mask of the readout.
+            constants: optional `step_constants()`, computed once for many
+                steps.
 
         Returns:
             `(logits (N, V) float32, states, alignment (N, S) or None)`.
@@ -88,12 +119,15 @@ class TranslatorReadout:
             output = self._lexical_readout(output, alignment, source_embedded)
         if output_mask is not None:
             output = output * output_mask
-        return ops.cast(self._output_logits(output), "float32"), states, alignment
+        logits = self._output_logits(output, constants)
+        return ops.cast(logits, "float32"), states, alignment
 
-    def _output_logits(self, readout):
+    def _output_logits(self, readout, constants=None):
         """The output layer: logits `(N, V)` of readouts `(N, d)`."""
         if self.fixnorm is not None:
-            return self._fixnorm_logits(readout)
+            if constants is None:
+                constants = self.step_constants()
+            return self._fixnorm_logits(readout, constants["output_kernels"])
         if not self.share_decoder_embeddings:
             return dense_2d(self.output_dense, readout)
         projected = self.output_projection(readout)  # (N, emb)
@@ -101,19 +135,18 @@ class TranslatorReadout:
         logits = ops.matmul(projected, ops.transpose(embeddings))  # (N, V)
         return logits + ops.cast(self.output_bias, projected.dtype)
 
-    def _fixnorm_logits(self, readout):
+    def _fixnorm_logits(self, readout, kernels):
         """Logits `(N, V)` with each readout part and weight column at norm r.
 
         logits = sum over parts p of (r x_p / |x_p|) . (r W_p / |W_p|) + b, the
-        columns of each row block W_p of the kernel normalized one by one.
+        columns of each row block W_p of the kernel normalized one by one
+        (`kernels`, of `step_constants`).
         """
         dtype = readout.dtype
-        kernel = ops.cast(self.output_dense.kernel, dtype)  # (d, V)
         logits, start = None, 0
-        for size in self._readout_sizes:
+        for size, w in zip(self._readout_sizes, kernels):
             x = _scale_to_norm(readout[:, start : start + size], self.fixnorm, 1)
-            w = _scale_to_norm(kernel[start : start + size], self.fixnorm, 0)
-            part = ops.matmul(x, w)  # (N, V)
+            part = ops.matmul(x, ops.cast(w, dtype))  # (N, V)
             logits = part if logits is None else logits + part
             start += size
         return logits + ops.cast(self.output_dense.bias, dtype)

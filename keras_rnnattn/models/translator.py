@@ -415,12 +415,14 @@ class Translator(TranslatorEncoder, TranslatorReadout, ScheduledSampling, Seq2Se
         states = self.decoder.get_initial_state(batch_size, cell_states, mem)
         return {"states": states, "memory": mem}
 
-    def next_fn(self, token_ids, state):
+    def next_fn(self, token_ids, state, constants=None):
         """One decoding step for `keras_rnnattn.decoding`.
 
         Args:
             token_ids: int `(N,)`, the previous tokens.
             state: `{"states": [...], "memory": {...}}` (see `initial_state`).
+            constants: optional `step_constants()`, computed once for all
+                the steps of a search (else computed here).
 
         Returns:
             `(logits (N, V) float32, state, alignment (N, S))`; the alignment is
@@ -430,7 +432,7 @@ class Translator(TranslatorEncoder, TranslatorReadout, ScheduledSampling, Seq2Se
         memory = state["memory"]
         embedded = memory["source_embeddings"] if self.lexical_model else None
         logits, states, alignment = self.step_readout(
-            y, state["states"], memory, embedded
+            y, state["states"], memory, embedded, constants=constants
         )  # (N, V)
         logits = logits + self._never_generated()  # pad and bos are never produced
         new_state = {"states": states, "memory": state["memory"]}

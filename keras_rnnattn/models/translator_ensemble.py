@@ -189,23 +189,36 @@ class TranslatorEnsemble(Translator):
             "memory": [s["memory"] for s in states],
         }
 
-    def next_fn(self, token_ids, state):
+    def step_constants(self):
+        """Every member's `step_constants()`, in member order (None if none
+        has any)."""
+        constants = [m.step_constants() for m in self.members]
+        return None if all(c is None for c in constants) else constants
+
+    def next_fn(self, token_ids, state, constants=None):
         """One decoding step of every member; the mean of their probabilities.
 
         Args:
             token_ids: int `(N,)`, the previous tokens.
             state: `{"states": [...], "memory": [...]}`, one entry per member
                 (see `initial_state`).
+            constants: optional `step_constants()`, one entry per member.
 
         Returns:
             `(log-probabilities (N, V) float32, state, alignment (N, S))`; the
             alignment (the members' mean) is omitted without attention.
         """
         log_probs, states, alignments = [], [], []
-        for member, member_states, memory in zip(
-            self.members, state["states"], state["memory"]
+        if constants is None:
+            constants = [None] * len(self.members)
+        for member, member_states, memory, member_constants in zip(
+            self.members, state["states"], state["memory"], constants
         ):
-            out = member.next_fn(token_ids, {"states": member_states, "memory": memory})
+            out = member.next_fn(
+                token_ids,
+                {"states": member_states, "memory": memory},
+                constants=member_constants,
+            )
             log_probs.append(ops.log_softmax(out[0], axis=-1))  # (N, V)
             states.append(out[1]["states"])
             if len(out) == 3:

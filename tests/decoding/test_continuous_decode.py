@@ -8,7 +8,7 @@ import pytest
 from decoding_helpers import convert_and_run, jit
 from keras import ops
 
-from keras_rnnattn._backend.loops import STOP_CHECK_EVERY
+from keras_rnnattn._backend.loops import STOP_CHECK_EVERY, decoding_loop
 from keras_rnnattn.decoding import continuous, continuous_decode
 from keras_rnnattn.layers import AttentionDecoder, LocationSensitiveAttention
 from tests.backends import on_one_backend
@@ -171,11 +171,37 @@ def test_stops_early_when_every_row_has_stopped():
         )
     )
     np.testing.assert_array_equal(lengths, [1, 3, 4])
-    # Torch reads the stop condition every STOP_CHECK_EVERY steps only (no
-    # host read in between): it stops at the first check after the 4th step.
-    check = STOP_CHECK_EVERY if keras.backend.backend() == "torch" else 1
-    assert int(state["calls"]) == min(10, -(-4 // check) * check)
+    # On the CPU every backend reads the stop condition before each step.
+    assert int(state["calls"]) == 4
     assert frames.shape == (3, 10, 3) and np.all(frames[:, 4:] == 0.0)
+
+
+@pytest.mark.parametrize("check_every", [None, 1, 3, STOP_CHECK_EVERY])
+def test_a_loop_that_reads_its_stop_condition_less_often_gives_the_same_results(
+    check_every,
+):
+    # Rows that stop after 1, 3 and 4 steps, at most 10. Torch reads the
+    # condition every `check_every` steps (None: every step on the CPU): the
+    # steps after the last row stopped change nothing. JAX and TensorFlow run
+    # one while_loop whatever `check_every` is.
+    limits = ops.convert_to_tensor(np.array([1, 3, 4], "int32"))
+    calls = []
+
+    def cond(steps, total):
+        return ops.any(steps < limits)
+
+    def body(steps, total):
+        calls.append(1)
+        go = steps < limits
+        return ops.where(go, steps + 1, steps), ops.where(go, total + steps, total)
+
+    zeros = ops.zeros((3,), "int32")
+    steps, total = decoding_loop(cond, body, (zeros, zeros), 10, check_every)
+    np.testing.assert_array_equal(ops.convert_to_numpy(steps), [1, 3, 4])
+    np.testing.assert_array_equal(ops.convert_to_numpy(total), [0, 3, 6])
+    if keras.backend.backend() == "torch":
+        every = check_every or 1  # the CPU's
+        assert len(calls) == min(10, -(-4 // every) * every)
 
 
 @pytest.mark.parametrize("threshold", [0.05, 0.9])

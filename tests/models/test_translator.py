@@ -818,3 +818,46 @@ def test_tf_data_of_pairs_trains_and_mistakes_are_named():
         model.fit(tf.data.Dataset.from_tensor_slices((x[0], y)).batch(4), verbose=0)
     losses = model.fit(data.batch(4), epochs=1, verbose=0).history["loss"]
     assert np.isfinite(losses).all()
+
+
+def test_a_search_scales_the_fixnorm_kernel_once_not_at_every_step():
+    r = 3.5
+    model = tiny(lexical_model=True, fixnorm=r)
+    kernel = np_(model.output_dense.kernel)
+    constants = model.step_constants()
+    start = 0
+    for block, size in zip(constants["output_kernels"], model._readout_sizes):
+        w = kernel[start : start + size]
+        start += size
+        want = r * w / np.linalg.norm(w, axis=0, keepdims=True)
+        np.testing.assert_allclose(np_(block), want, rtol=1e-6)
+    # A step given the constants is the step that computes them itself.
+    source, _ = model.encode_pairs(SOURCES[:3], TARGETS[:3])[0]
+    state = model.initial_state(source)
+    ids = ops.full((3,), model.target_tokenizer.bos_id, "int32")
+    with_constants = model.next_fn(ids, state, constants=constants)
+    without = model.next_fn(ids, state)
+    np.testing.assert_array_equal(np_(with_constants[0]), np_(without[0]))
+    # The search computes them once (JAX and TensorFlow trace the search
+    # once; a torch step calling it would count every step).
+    calls = []
+    scaled = model.step_constants
+
+    def counted():
+        calls.append(1)
+        return scaled()
+
+    model.step_constants = counted
+    tokens, _ = model.generate_ids(source, max_length=6)
+    assert len(calls) == 1
+    # ... and decodes as the steps without them do.
+    step_ids, want = ids, []
+    for _ in range(6):
+        logits, state = model.next_fn(step_ids, state)[:2]
+        step_ids = ops.cast(ops.argmax(logits, axis=-1), "int32")
+        want.append(np_(step_ids))
+    want = np.stack(want, axis=1)
+    eos = model.target_tokenizer.eos_id
+    for got_row, want_row in zip(tokens, want):
+        end = list(want_row).index(eos) + 1 if eos in want_row else len(want_row)
+        np.testing.assert_array_equal(got_row[:end], want_row[:end])
