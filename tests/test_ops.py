@@ -69,6 +69,8 @@ def test_device_scalar_is_the_number(value, dtype):
         "keras_rnnattn.ops",
         "keras_rnnattn._backend.fused_dense",
         "keras_rnnattn._backend.scalars",
+        "keras_rnnattn._backend.best_tokens",
+        "keras_rnnattn._backend.loops",
     ],
 )
 def test_ops_docstring_examples_run(name):
@@ -79,3 +81,23 @@ def test_ops_docstring_examples_run(name):
 
     result = doctest.testmod(importlib.import_module(name))
     assert result.attempted > 0 and result.failed == 0
+
+
+def test_best_log_probs_is_the_log_softmax_of_the_best_token():
+    from keras_rnnattn._backend import best_log_probs
+
+    logits = np.random.default_rng(0).normal(size=(8, 50)).astype("float32") * 4
+    shifted = logits - logits.max(-1, keepdims=True)
+    log_softmax = shifted - np.log(np.exp(shifted).sum(-1, keepdims=True))
+    want_ids = logits.argmax(-1)
+    want = log_softmax[np.arange(8), want_ids]
+    runs = [best_log_probs]
+    if keras.backend.backend() == "torch":
+        import torch
+
+        # The branch a compiled step takes (Dynamo without inductor: fast).
+        runs.append(torch.compile(best_log_probs, backend="eager", fullgraph=True))
+    for run in runs:
+        ids, values = run(keras.ops.convert_to_tensor(logits))
+        np.testing.assert_array_equal(keras.ops.convert_to_numpy(ids), want_ids)
+        np.testing.assert_allclose(keras.ops.convert_to_numpy(values), want, rtol=1e-5)

@@ -12,7 +12,7 @@ whether a Dense fuses its bias, whether loading a preset skips the variables'
 initializers, and a scalar made on the device rather than copied from the host.
 """
 
-from keras_rnnattn._backend.best_tokens import best_tokens
+from keras_rnnattn._backend.best_tokens import best_log_probs, best_tokens
 from keras_rnnattn._backend.fused_dense import dense_2d
 from keras_rnnattn._backend.initializers import initializers_compile
 from keras_rnnattn._backend.jit import (
@@ -33,6 +33,7 @@ from keras_rnnattn._backend.rnn_kernels import (
 from keras_rnnattn._backend.scalars import device_scalar
 
 __all__ = [
+    "best_log_probs",
     "best_tokens",
     "compiled",
     "compiled_steps",

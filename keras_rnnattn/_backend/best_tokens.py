@@ -33,3 +33,37 @@ def best_tokens(log_probs):
         return ops.cast(ids, "int32"), ops.amax(log_probs, axis=-1)
     values, ids = ops.top_k(log_probs, 1)  # (B, 1), (B, 1)
     return ops.cast(ids[:, 0], "int32"), values[:, 0]
+
+
+def best_log_probs(logits):
+    """The best token of each row and its log-softmax value.
+
+    Eager torch takes `log_softmax`, then `best_tokens` of it (one ATen
+    kernel each, the fewest dispatches). Compiled code (JAX, TensorFlow, a
+    `torch.compile`d step) takes the best logit and `-log(sum(exp(logits -
+    best)))`, never writing out the `(B, V)` log-probabilities; the value is
+    the log-softmax of the best token, the same up to float rounding.
+
+    Args:
+        logits: float `(B, V)`.
+
+    Returns:
+        `(ids, log_probs)`: int32 `(B,)` and `(B,)` of the dtype of `logits`.
+
+    Example:
+
+    >>> logits = keras.ops.convert_to_tensor([[0.0, 2.0], [1.0, 1.0]])
+    >>> ids, log_probs = best_log_probs(logits)
+    >>> keras.ops.convert_to_numpy(ids).tolist()[0]
+    1
+    >>> [round(float(v), 4) for v in keras.ops.convert_to_numpy(log_probs)]
+    [-0.1269, -0.6931]
+    """
+    if keras.backend.backend() == "torch":
+        import torch
+
+        if not torch.compiler.is_compiling():
+            return best_tokens(ops.log_softmax(logits, axis=-1))
+    ids, best = best_tokens(logits)  # (B,), (B,)
+    shifted = ops.exp(logits - ops.expand_dims(best, -1))  # (B, V)
+    return ids, -ops.log(ops.sum(shifted, axis=-1))

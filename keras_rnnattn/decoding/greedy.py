@@ -1,8 +1,7 @@
 """Greedy search: the most probable next token at every step."""
 
-from keras import ops
 
-from keras_rnnattn._backend import best_tokens
+from keras_rnnattn._backend import best_log_probs
 from keras_rnnattn.decoding._common import check_end_id, check_int, token_loop
 
 
@@ -20,9 +19,10 @@ def greedy_search(
     The loop is one `keras.ops.while_loop` with static shapes, so it runs eagerly
     and under `jax.jit` / `tf.function(jit_compile=True)` alike. It stops as soon
     as every row has produced `end_id`, or after `max_length` tokens. The token is
-    chosen by `_backend.best_tokens` (`ops.top_k(logits, 1)` where a function may
-    be exported, since TFLite cannot convert `argmax`; `argmax` on torch); among
-    tied logits the backend's op decides.
+    chosen by `_backend.best_log_probs` (`ops.top_k(logits, 1)` where a function
+    may be exported, since TFLite cannot convert `argmax`; `argmax` on torch),
+    which also gives its log-softmax value; among tied logits the backend's op
+    decides.
 
     Args:
         next_fn: `next_fn(token_ids, state) -> (logits, state)` or
@@ -91,11 +91,7 @@ def greedy_search(
     max_length = check_int("max_length", max_length)
 
     def choose(logits, step):
-        # The best logit is the best log-probability; the (B, V) log-softmax is
-        # never written out: log p(best) = -log(sum(exp(logits - best))).
-        token_ids, best = best_tokens(logits)  # (B,), (B,)
-        shifted = ops.exp(logits - ops.expand_dims(best, -1))  # (B, V)
-        return token_ids, -ops.log(ops.sum(shifted, axis=-1))
+        return best_log_probs(logits)  # (B,), (B,)
 
     return token_loop(
         next_fn,
