@@ -289,8 +289,9 @@ class Seq2SeqSearch(GenerationMixin):
             prompt[:, 0] = bos
             with no_grad():
                 state = self.initial_state(source)
+                step_fn = self._step_fn(self.next_fn, self.step_constants())
                 tokens = run_keras_hub_sampler(
-                    hub, self.next_fn, state, prompt, 1, eos, model=self
+                    hub, step_fn, state, prompt, 1, eos, model=self
                 )
             return tokens[:, 1:]
         uniforms = draw_uniforms((max_length, source.shape[0]))  # (L, B)
