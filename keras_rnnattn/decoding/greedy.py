@@ -1,6 +1,5 @@
 """Greedy search: the most probable next token at every step."""
 
-
 from keras_rnnattn._backend import best_log_probs
 from keras_rnnattn.decoding._common import check_end_id, check_int, token_loop
 
