@@ -68,13 +68,26 @@ class TranslatorReadout:
         """The fixnorm output layer's scaled kernel blocks, or None.
 
         They depend on the weights alone: a search computes them once and
-        passes them to every step (`next_fn(..., constants=...)`); compiled
-        loops on JAX and TensorFlow hoisted them anyway, a torch step did not.
+        passes them to every step (`next_fn(..., constants=...)`). XLA
+        hoisted them out of JAX's loop; TensorFlow's loop and a torch step
+        computed them at every step.
 
         Returns:
             `{"output_kernels": [(d_p, V), ...]}` with `fixnorm`, each readout
             part's block of the output kernel with its columns at norm
             `fixnorm`; None without `fixnorm`.
+
+        Example:
+
+        >>> import numpy as np
+        >>> from keras import ops
+        >>> from keras_rnnattn.models import Translator
+        >>> from keras_rnnattn.text import WordTokenizer
+        >>> tok = WordTokenizer().fit(["a b c"])
+        >>> model = Translator(tok, tok, embedding_dim=8, units=16, fixnorm=3.5)
+        >>> (block,) = model.step_constants()["output_kernels"]  # (16, 7)
+        >>> np.linalg.norm(ops.convert_to_numpy(block), axis=0).round(4).tolist()[:3]
+        [3.5, 3.5, 3.5]
         """
         if self.fixnorm is None:
             return None

@@ -778,10 +778,12 @@ def test_translate_passes_the_beam_penalties_to_the_search(monkeypatch):
 def test_docstring_examples_run():
     import doctest
 
-    from keras_rnnattn.models import translator
+    from keras_rnnattn.models import _translator_readout, translator
 
     result = doctest.testmod(translator)
     assert result.attempted >= 10 and result.failed == 0
+    result = doctest.testmod(_translator_readout)
+    assert result.attempted > 0 and result.failed == 0
 
 
 def test_training_mistakes_get_one_clear_error():
