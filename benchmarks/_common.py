@@ -84,6 +84,21 @@ def run_worker(script, backend, threads, argv, timeout=1800):
     return json.loads(lines[-1])
 
 
+def add_worker_arguments(parser, name, choices, eager_only_help):
+    """The arguments a benchmark's worker processes take, and `--eager-only`.
+
+    `--worker`, `--<name>` (one of `choices`: what the worker measures) and
+    `--jit-compile` are hidden: the benchmark passes them to its workers.
+    `--eager-only` skips the torch runs with `compile(jit_compile=True)`.
+    """
+    import argparse
+
+    parser.add_argument("--eager-only", action="store_true", help=eager_only_help)
+    parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument(f"--{name}", choices=choices, help=argparse.SUPPRESS)
+    parser.add_argument("--jit-compile", action="store_true", help=argparse.SUPPRESS)
+
+
 def median(values):
     return statistics.median(values)
 

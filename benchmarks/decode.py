@@ -38,7 +38,15 @@ import argparse
 import json
 import time
 
-from _common import MIB, PeakRSS, max_rss_bytes, median, rss_bytes, run_worker
+from _common import (
+    MIB,
+    PeakRSS,
+    add_worker_arguments,
+    max_rss_bytes,
+    median,
+    rss_bytes,
+    run_worker,
+)
 
 BACKENDS = ("tensorflow", "jax", "torch")
 MODES = ("greedy", "beam4", "beam8", "beam4_loop", "pytorch_greedy")
@@ -336,14 +344,9 @@ def main():
         action="store_true",
         help="smoke run: JAX only, 16 sentences (2 in the loop), 2 repetitions",
     )
-    parser.add_argument(
-        "--eager-only",
-        action="store_true",
-        help="torch: skip the runs with `jit_compile=True`",
+    add_worker_arguments(
+        parser, "mode", MODES, "torch: skip the runs with `jit_compile=True`"
     )
-    parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
-    parser.add_argument("--mode", choices=MODES, help=argparse.SUPPRESS)
-    parser.add_argument("--jit-compile", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     quick = args.quick
     args.sentences = args.sentences or (16 if quick else 64)

@@ -22,7 +22,7 @@ import argparse
 import json
 import time
 
-from _common import median, run_worker
+from _common import add_worker_arguments, median, run_worker
 
 BACKENDS = ("tensorflow", "jax", "torch")
 PRESET = "ding_de_en_bahdanau"
@@ -114,14 +114,9 @@ def main():
     parser.add_argument(
         "--quick", action="store_true", help="smoke run: JAX only, 8 sentences"
     )
-    parser.add_argument(
-        "--eager-only",
-        action="store_true",
-        help="torch: skip the runs with `jit_compile=True`",
+    add_worker_arguments(
+        parser, "mode", MODES, "torch: skip the runs with `jit_compile=True`"
     )
-    parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
-    parser.add_argument("--mode", choices=MODES, help=argparse.SUPPRESS)
-    parser.add_argument("--jit-compile", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     args.sentences = args.sentences or (8 if args.quick else 64)
     args.repeats = args.repeats or (2 if args.quick else 5)

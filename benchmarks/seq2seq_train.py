@@ -59,7 +59,7 @@ import argparse
 import json
 import time
 
-from _common import log, median, pin_threads, run_worker
+from _common import add_worker_arguments, log, median, pin_threads, run_worker
 
 SIZES = {
     "big": dict(batch=64, length=30, vocab=8000, embedding=256, units=512),
@@ -867,14 +867,7 @@ def main():
         help="smoke run: fast/big and feeding/small on JAX, 2 windows of few "
         "steps, the loss check on",
     )
-    parser.add_argument(
-        "--eager-only",
-        action="store_true",
-        help=f"torch: skip the `{JIT_ROW}` runs",
-    )
-    parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
-    parser.add_argument("--run", choices=RUNS, help=argparse.SUPPRESS)
-    parser.add_argument("--jit-compile", action="store_true", help=argparse.SUPPRESS)
+    add_worker_arguments(parser, "run", RUNS, f"torch: skip the `{JIT_ROW}` runs")
     args = parser.parse_args()
     if args.worker:
         return worker(args)
