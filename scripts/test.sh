@@ -63,13 +63,6 @@ run_backend() {
   echo "$rc $(($(date +%s) - start))" >"$logdir/$backend.done"
 }
 
-# JAX keeps the XLA programs it compiles in a cache on disk for this run (both
-# halves): the suite's models compile the same programs again and again (the same
-# small configurations, the weights passed as arguments), which then load instead.
-export JAX_COMPILATION_CACHE_DIR=${JAX_COMPILATION_CACHE_DIR:-$logdir/jax_cache}
-export JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS=0
-export JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES=0
-
 started=$(date +%s)
 for backend in $BACKENDS; do
   if [ "$JOBS" -gt 0 ]; then
@@ -79,7 +72,6 @@ for backend in $BACKENDS; do
   run_backend "$backend" "$@" &
 done
 wait
-rm -rf "$logdir/jax_cache"
 
 for backend in $BACKENDS; do
   echo "=== KERAS_BACKEND=$backend"
