@@ -71,6 +71,7 @@ def test_device_scalar_is_the_number(value, dtype):
         "keras_rnnattn._backend.scalars",
         "keras_rnnattn._backend.best_tokens",
         "keras_rnnattn._backend.loops",
+        "keras_rnnattn._backend.cross_entropy",
     ],
 )
 def test_ops_docstring_examples_run(name):
@@ -101,3 +102,44 @@ def test_best_log_probs_is_the_log_softmax_of_the_best_token():
         ids, values = run(keras.ops.convert_to_tensor(logits))
         np.testing.assert_array_equal(keras.ops.convert_to_numpy(ids), want_ids)
         np.testing.assert_allclose(keras.ops.convert_to_numpy(values), want, rtol=1e-5)
+
+
+def test_sparse_cross_entropy_and_its_gradient_are_numpys():
+    # Values and the gradient softmax(z) - one_hot(label), also for logits far
+    # from 0 (the log-sum-exp is taken from the largest logit).
+    from keras_rnnattn._backend import sparse_cross_entropy
+
+    rng = np.random.default_rng(0)
+    logits = (rng.normal(size=(6, 40)) * 5).astype("float32")
+    logits[0] += 500.0
+    logits[1, 3] = -1e9  # a token that is never produced
+    labels = rng.integers(0, 40, size=6).astype("int32")
+    labels[1] = 4
+    shifted = logits - logits.max(-1, keepdims=True)
+    softmax = np.exp(shifted) / np.exp(shifted).sum(-1, keepdims=True)
+    want = -np.log(softmax[np.arange(6), labels])
+    want_grad = softmax - np.eye(40, dtype="float32")[labels]
+
+    got = sparse_cross_entropy(labels, keras.ops.convert_to_tensor(logits))
+    np.testing.assert_allclose(keras.ops.convert_to_numpy(got), want, rtol=1e-5)
+    backend = keras.backend.backend()
+    if backend == "jax":
+        import jax
+
+        grad = jax.grad(lambda z: sparse_cross_entropy(labels, z).sum())(logits)
+    elif backend == "tensorflow":
+        import tensorflow as tf
+
+        z = tf.Variable(logits)
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_sum(sparse_cross_entropy(labels, z))
+        grad = tape.gradient(loss, z)
+    else:
+        import torch
+
+        z = torch.tensor(logits, requires_grad=True)
+        sparse_cross_entropy(torch.tensor(labels), z).sum().backward()
+        grad = z.grad
+    np.testing.assert_allclose(
+        keras.ops.convert_to_numpy(grad), want_grad, rtol=1e-4, atol=1e-6
+    )

@@ -7,12 +7,14 @@ update of `InPlaceAdam`); `tests/test_package.py` keeps that list. Each
 function here is a driver choice that never changes a result: which kernel runs
 a recurrence, whether a loop over time is `ops.scan` or a Python loop, how often
 a decoding loop reads its stop condition and whether torch compiles its step,
-which op picks the best token, how a decoding function is compiled, whether a train step may branch with a cond,
+which op picks the best token, which op computes a cross-entropy, how a decoding
+function is compiled, whether a train step may branch with a cond,
 whether a Dense fuses its bias, whether loading a preset skips the variables'
 initializers, and a scalar made on the device rather than copied from the host.
 """
 
 from keras_rnnattn._backend.best_tokens import best_log_probs, best_tokens
+from keras_rnnattn._backend.cross_entropy import sparse_cross_entropy
 from keras_rnnattn._backend.fused_dense import dense_2d
 from keras_rnnattn._backend.initializers import initializers_compile
 from keras_rnnattn._backend.jit import (
@@ -49,5 +51,6 @@ __all__ = [
     "own_trace_counts",
     "rnn_kind",
     "run_rnn",
+    "sparse_cross_entropy",
     "time_loop",
 ]

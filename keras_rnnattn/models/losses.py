@@ -3,6 +3,7 @@
 import keras
 from keras import ops
 
+from keras_rnnattn._backend import sparse_cross_entropy
 from keras_rnnattn.ops import device_scalar
 
 
@@ -10,10 +11,10 @@ from keras_rnnattn.ops import device_scalar
 class MaskedSparseCrossEntropy(keras.losses.Loss):
     """Cross-entropy from logits, averaged over the tokens whose label is not `pad_id`.
 
-    The backend's own sparse cross-entropy on the flattened `(B T, V)` logits
-    (fused on TensorFlow and torch), without the masked copy of the logits that
-    Keras's `ignore_class` makes, then the mean over real tokens. Sample weights
-    are not supported.
+    The cross-entropy of the flattened `(B T, V)` logits (fused on TensorFlow
+    and torch, `logsumexp` minus the label's logit on JAX), without the masked
+    copy of the logits that Keras's `ignore_class` makes, then the mean over
+    real tokens. Sample weights are not supported.
 
     `call` returns per-token values whose mean over all `B T` positions (the
     default `"sum_over_batch_size"` reduction) is the mean over real tokens, so
@@ -44,7 +45,7 @@ class MaskedSparseCrossEntropy(keras.losses.Loss):
     def call(self, y_true, y_pred):
         labels = ops.reshape(ops.cast(y_true, "int32"), (-1,))  # (B T,)
         logits = ops.cast(ops.reshape(y_pred, (-1, ops.shape(y_pred)[-1])), "float32")
-        nll = ops.sparse_categorical_crossentropy(labels, logits, from_logits=True)
+        nll = sparse_cross_entropy(labels, logits)  # (B T,)
         if self.label_smoothing:
             # Cross-entropy against the uniform distribution: -mean_v log p_v.
             uniform = ops.logsumexp(logits, axis=-1) - ops.mean(logits, axis=-1)

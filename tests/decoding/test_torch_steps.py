@@ -113,3 +113,79 @@ def test_a_translators_sampling_step_compiles_as_one_graph():
         got = model.generate(texts)
     assert len(compiled) == 1
     assert got == want
+
+
+def test_steps_after_the_second_check_only_the_guards_that_tell_versions_apart():
+    # From the third step a compiled loop runs under Dynamo's
+    # `skip_guard_eval_unsafe` (its inputs are the last step's outputs, alike in
+    # all a guard reads); the stance is back as it was after the loop, also
+    # when the loop stops early.
+    import torch
+
+    from keras_rnnattn._backend import loops
+
+    def skipping():
+        return torch._dynamo.eval_frame._stance.skip_guard_eval_unsafe
+
+    seen = []
+
+    def record(body):
+        def step(*loop_vars):
+            seen.append(skipping())
+            return body(*loop_vars)
+
+        return step
+
+    def cond(i, total):
+        return i < 5
+
+    def body(i, total):
+        return i + 1, total + i
+
+    start = (keras.ops.array(0), keras.ops.array(0))
+    with step_wrapper(record, loops._differentiating_guards_only):
+        _, total = loops.decoding_loop(cond, body, start, max_steps=8)
+    assert int(total) == 10
+    assert seen == [False] * loops.GUARDED_STEPS + [True] * (5 - loops.GUARDED_STEPS)
+    assert not skipping()
+    seen.clear()
+    with torch.compiler.set_stance("force_eager"):  # another stance: left alone
+        with step_wrapper(record, loops._differentiating_guards_only):
+            loops.decoding_loop(cond, body, start, max_steps=8)
+    assert seen == [False] * 5
+
+
+def test_compiled_steps_of_several_models_and_searches_keep_their_own_results():
+    # The step's code is shared by every model and search setting; Dynamo keeps
+    # a compiled version for each, and from the third step checks only the
+    # guards that tell them apart. Two models (other weights, other sizes) and
+    # beam search with two length penalties, called in turn: each gives its
+    # eager tokens and scores. (Dynamo's "eager" backend: the same guards as
+    # `jit_compile=True`'s inductor, without generating code.)
+    import torch
+
+    from keras_rnnattn._backend import loops
+
+    tokenizer = WordTokenizer().fit(["a b c d e f g h"])
+    models = []
+    for seed, units in ((0, 8), (1, 12)):
+        keras.utils.set_random_seed(seed)
+        models.append(
+            Translator(
+                tokenizer, tokenizer, embedding_dim=8, units=units, attention="bahdanau"
+            )
+        )
+    source = models[0].encode_source(["a b c", "d e f g h", "h g"])
+    settings = [dict(length_penalty=0.0), dict(length_penalty=1.0)]
+    runs = [(m, s) for s in settings for m in models] + [(models[0], settings[0])]
+    want = [model.generate_ids(source, 3, max_length=9, **s) for model, s in runs]
+    torch._dynamo.reset()
+
+    def compile_step(body):
+        return torch.compile(body, backend="eager", dynamic=None)
+
+    with step_wrapper(compile_step, loops._differentiating_guards_only):
+        for (model, setting), (tokens, scores) in zip(runs, want):
+            got, got_scores = model.generate_ids(source, 3, max_length=9, **setting)
+            np.testing.assert_array_equal(got, tokens)
+            np.testing.assert_allclose(got_scores, scores, rtol=1e-5, atol=1e-6)
