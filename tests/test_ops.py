@@ -72,6 +72,7 @@ def test_device_scalar_is_the_number(value, dtype):
         "keras_rnnattn._backend.best_tokens",
         "keras_rnnattn._backend.loops",
         "keras_rnnattn._backend.cross_entropy",
+        "keras_rnnattn._backend.jax_lstm",
     ],
 )
 def test_ops_docstring_examples_run(name):

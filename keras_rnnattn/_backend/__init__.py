@@ -9,7 +9,7 @@ a recurrence, whether a loop over time is `ops.scan` or a Python loop, how often
 a decoding loop reads its stop condition and whether torch compiles its step,
 which op picks the best token, which op computes a cross-entropy, how a decoding
 function is compiled, whether a train step may branch with a cond,
-whether a Dense fuses its bias, whether loading a preset skips the variables'
+whether a Dense fuses its bias or multiplies by a packed kernel, whether loading a preset skips the variables'
 initializers, and a scalar made on the device rather than copied from the host.
 """
 

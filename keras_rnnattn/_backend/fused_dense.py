@@ -10,7 +10,9 @@ def dense_2d(layer, x):
     On torch, one `torch.addmm` adds the bias inside the product (Keras's Dense
     runs a matmul, then a separate add over the whole `(N, units)` output: at
     the Translator's output layer, 1920 x 8000 logits, that add took a fifth of
-    the layer's forward time on CPU). Every other case, including other backends,
+    the layer's forward time on CPU). In a compiled torch step without
+    gradients on the CPU (a decoding step), oneDNN's product with the kernel
+    packed once (`packed_linear`). Every other case, including other backends,
     a Dense with an activation, no bias, LoRA or quantization, calls the layer.
 
     Args:
@@ -44,7 +46,10 @@ def dense_2d(layer, x):
         return layer(x)
     import torch
 
+    from keras_rnnattn._backend.packed_linear import packed_dense, packs
+
     dtype = layer.compute_dtype
-    return torch.addmm(
-        ops.cast(layer.bias, dtype), ops.cast(x, dtype), ops.cast(layer.kernel, dtype)
-    )
+    bias, x, kernel = (ops.cast(t, dtype) for t in (layer.bias, x, layer.kernel))
+    if packs(x, kernel):  # a compiled decoding step on the CPU
+        return packed_dense(x, kernel, bias)
+    return torch.addmm(bias, x, kernel)

@@ -151,7 +151,9 @@ def decoding_loop(cond, body, loop_vars, max_steps, check_every=None):
     reads `cond` back to the host before every step, so on a GPU each step
     waits for the one before it to finish. Here torch runs `body` up to
     `max_steps` times and reads `cond` only every `check_every` steps: the
-    steps in between are queued without waiting. The decoders' bodies keep a
+    steps in between are queued without waiting. Where a step wrapper is set
+    (`compiled_steps`), the wrapped step also computes `cond` of its outputs,
+    so that no eager op runs between two compiled steps. The decoders' bodies keep a
     finished row as it is (a finished mask, fixed-size buffers), so a step
     after `cond` turned False changes no result: the outputs are those of
     `while_loop`.
@@ -187,15 +189,27 @@ def decoding_loop(cond, body, loop_vars, max_steps, check_every=None):
         return tuple(ops.while_loop(cond, body, loop_vars))
     if check_every is None:
         check_every = stop_check_interval(loop_vars)
-    steady = None
-    if _STEP_WRAPPERS:
-        wrap, steady = _STEP_WRAPPERS[-1]
-        body = wrap(body)
+    if not _STEP_WRAPPERS:
+        for step in range(max_steps):
+            if step % check_every == 0 and not bool(cond(*loop_vars)):
+                break
+            loop_vars = tuple(body(*loop_vars))
+        return loop_vars
+    wrap, steady = _STEP_WRAPPERS[-1]
+
+    def step_and_cond(*loop_vars):
+        # The condition of the next step computed in the wrapped step: no
+        # eager call of `cond`'s few small ops between two steps.
+        loop_vars = tuple(body(*loop_vars))
+        return loop_vars, cond(*loop_vars)
+
+    step_and_cond = wrap(step_and_cond)
+    go_on = cond(*loop_vars)
     with contextlib.ExitStack() as stack:
         for step in range(max_steps):
             if step == GUARDED_STEPS and steady is not None:
                 stack.enter_context(steady())
-            if step % check_every == 0 and not bool(cond(*loop_vars)):
+            if step % check_every == 0 and not bool(go_on):
                 break
-            loop_vars = tuple(body(*loop_vars))
+            loop_vars, go_on = step_and_cond(*loop_vars)
     return loop_vars

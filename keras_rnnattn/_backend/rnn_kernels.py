@@ -101,6 +101,11 @@ def rnn_kind(rnn):
     cell = rnn.cell
     if cell.recurrent_dropout or not cell.use_bias:
         return None  # (input dropout is applied before the kernel: `run_rnn`)
+    if (cell.activation, cell.recurrent_activation) != (
+        keras.activations.tanh,
+        keras.activations.sigmoid,
+    ):
+        return None  # the fused kernels have these two built in
     if isinstance(rnn, keras.layers.GRU):
         return "gru" if cell.reset_after else None
     return "lstm"
@@ -120,8 +125,12 @@ def run_rnn(rnn, inputs, initial_state=None, training=None):
     - TensorFlow: the input projection for all steps at once, then `time_loop`
       (`tf.scan`) of the recurrent part (the stock layer projects inside the
       loop);
-    - JAX, and every other layer: the layer itself (XLA's scan of the stock cell
-      was the fastest there).
+    - JAX: for an LSTM, the input projection for all steps at once, then
+      `jax_lstm.lstm_sequence`, whose backward pass computes the recurrent
+      kernel's gradient once after the loop (a fast/big train step of
+      `benchmarks/seq2seq_train.py` 6-10% faster); for a GRU, the layer itself
+      (XLA's scan of the stock cell was as fast as a hoisted one);
+    - every other layer: the layer itself.
 
     It always runs forward in time: a layer made with `go_backwards=True` (the
     backward half of a `keras.layers.Bidirectional`) reads `inputs` from the
@@ -129,7 +138,10 @@ def run_rnn(rnn, inputs, initial_state=None, training=None):
     """
     kind = rnn_kind(rnn)
     backend = keras.backend.backend()
-    if kind is None or backend not in ("torch", "tensorflow"):
+    own_kernel = backend in ("torch", "tensorflow") or (
+        backend == "jax" and kind == "lstm"
+    )
+    if kind is None or not own_kernel:
         if rnn.go_backwards:
             # It reads the flipped steps from the last: the inputs in order.
             inputs = ops.flip(inputs, axis=1)
@@ -171,7 +183,13 @@ def run_rnn(rnn, inputs, initial_state=None, training=None):
         params = [p.contiguous() for p in params]
         return run(inputs, hx, params, True, 1, 0.0, bool(training), False, True)[0]
     bias_in, bias_rec = (bias[0], bias[1]) if kind == "gru" else (bias, None)
-    x = ops.matmul(inputs, kernel) + bias_in  # (B, T, G), all steps at once
+    # All steps at once, time-major (the narrower inputs are transposed).
+    x = ops.matmul(ops.transpose(inputs, (1, 0, 2)), kernel) + bias_in  # (T, B, G)
+    if backend == "jax":
+        from keras_rnnattn._backend.jax_lstm import lstm_sequence
+
+        hs = lstm_sequence(x, recurrent_kernel, states[0], states[1])
+        return ops.transpose(hs, (1, 0, 2))  # (B, T, units)
 
     def body(carry, x_t):
         h, new_states = gate_step(
@@ -179,5 +197,5 @@ def run_rnn(rnn, inputs, initial_state=None, training=None):
         )
         return tuple(new_states), tuple(new_states)
 
-    _, history = time_loop(body, tuple(states), ops.transpose(x, (1, 0, 2)))
+    _, history = time_loop(body, tuple(states), x)
     return ops.transpose(history[0], (1, 0, 2))  # h for every step

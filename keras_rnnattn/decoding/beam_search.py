@@ -473,8 +473,8 @@ class _BeamSearch:
             largest_lp = ((5.0 + self.max_length) / 6.0) ** self.length_penalty
         else:
             largest_lp = self.lp(ops.cast(beams.step + 1, "float32"))
-        best_alive = ops.max(beams.alive_log_probs, axis=1) / largest_lp  # (B,)
-        worst_finished = ops.min(beams.finished_scores, axis=1)  # (B,)
+        best_alive = ops.amax(beams.alive_log_probs, axis=1) / largest_lp  # (B,)
+        worst_finished = ops.amin(beams.finished_scores, axis=1)  # (B,)
         return ops.logical_and(
             ops.less(beams.step, device_scalar(self.max_length, "int32")),
             ops.any(best_alive > worst_finished),

@@ -155,6 +155,38 @@ def test_steps_after_the_second_check_only_the_guards_that_tell_versions_apart()
     assert seen == [False] * 5
 
 
+def test_a_wrapped_step_computes_the_next_steps_condition():
+    # With a step wrapper (a compiled step), `cond` runs once before the loop
+    # and then inside each wrapped step, on that step's outputs: no eager call
+    # between two steps. The loop stops where `while_loop` does.
+    from keras_rnnattn._backend import loops
+
+    inside, calls = [False], []
+
+    def record(body):
+        def step(*loop_vars):
+            inside[0] = True
+            try:
+                return body(*loop_vars)
+            finally:
+                inside[0] = False
+
+        return step
+
+    def cond(i, total):
+        calls.append((inside[0], int(i)))
+        return i < 4
+
+    def body(i, total):
+        return i + 1, total + i
+
+    start = (keras.ops.array(0), keras.ops.array(0))
+    with step_wrapper(record):
+        i, total = loops.decoding_loop(cond, body, start, max_steps=8)
+    assert (int(i), int(total)) == (4, 6)
+    assert calls == [(False, 0)] + [(True, n) for n in range(1, 5)]
+
+
 def test_compiled_steps_of_several_models_and_searches_keep_their_own_results():
     # The step's code is shared by every model and search setting; Dynamo keeps
     # a compiled version for each, and from the third step checks only the
