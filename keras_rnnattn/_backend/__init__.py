@@ -23,7 +23,11 @@ from keras_rnnattn._backend.jit import (
     no_grad,
     own_trace_counts,
 )
-from keras_rnnattn._backend.loops import compiled_steps, decoding_loop
+from keras_rnnattn._backend.loops import (
+    compiled_stage,
+    compiled_steps,
+    decoding_loop,
+)
 from keras_rnnattn._backend.rnn_kernels import (
     gate_step,
     loops_in_python,
@@ -38,6 +42,7 @@ __all__ = [
     "best_log_probs",
     "best_tokens",
     "compiled",
+    "compiled_stage",
     "compiled_steps",
     "cond_differentiable",
     "decoding_loop",

@@ -26,7 +26,8 @@ STEP_RECOMPILE_LIMIT = 64
 
 @contextlib.contextmanager
 def step_wrapper(wrap, steady=None):
-    """Within the block, torch decoding loops run `wrap(body)` as their step.
+    """Within the block, torch decoding loops run `wrap(body)` as their step,
+    and `compiled_stage(fn)` is `wrap(fn)`.
 
     For compiling or capturing the step: `torch.compile(body,
     fullgraph=True)` succeeds only for a step without a graph break, which
@@ -125,6 +126,28 @@ def _differentiating_guards_only():
     if getattr(stance, "stance", None) != "default" or stance.backend is not None:
         return contextlib.nullcontext()
     return torch.compiler.set_stance("default", skip_guard_eval_unsafe=True)
+
+
+def compiled_stage(fn):
+    """`fn`, compiled as the decoding loops' steps are (`compiled_steps`).
+
+    For the work before a torch decoding loop, such as encoding the source:
+    compiled, its ops around PyTorch's fused RNN kernel run as a few fused
+    kernels instead of one dispatch each (the shipped Ding preset's encoder
+    took 11.3 ms against 15.5 ms eagerly, per member, on one CPU thread).
+    Compiled once per model and kind of input, as a step is. `fn` itself
+    outside `compiled_steps`, and on JAX and TensorFlow, which compile the
+    whole search.
+
+    Args:
+        fn: a function of tensors.
+
+    Returns:
+        A function of the same arguments.
+    """
+    if not _STEP_WRAPPERS:
+        return fn
+    return _STEP_WRAPPERS[-1][0](fn)
 
 
 def stop_check_interval(loop_vars):

@@ -5,7 +5,7 @@ import functools
 import numpy as np
 from keras import ops
 
-from keras_rnnattn._backend import no_grad
+from keras_rnnattn._backend import compiled_stage, no_grad
 from keras_rnnattn.decoding.sampling import draw_uniforms
 from keras_rnnattn.models.generation import (
     NEVER,
@@ -131,7 +131,8 @@ class Seq2SeqSearch(GenerationMixin):
         next_fn = self._next_fn_with_row_limits if per_row else self.next_fn
 
         def run(source_ids, uniforms=None):
-            state = self.initial_state(source_ids)
+            source_ids = ops.convert_to_tensor(source_ids, "int32")
+            state = compiled_stage(self.initial_state)(source_ids)  # the encoder
             step_fn = self._step_fn(next_fn, self.step_constants())
             start = ops.full((ops.shape(source_ids)[0],), bos, dtype="int32")
             if per_row:
