@@ -39,10 +39,14 @@ def _pack(kernel):
 
 def _define_op():
     """The custom op `keras_rnnattn::packed_linear`, or None where PyTorch has
-    no oneDNN (defined once, at import on torch: a compiled step only calls it)."""
+    no oneDNN or not its (private) packed-linear ops (defined once, at import on
+    torch: a compiled step only calls it)."""
     import torch
 
-    if not torch.backends.mkldnn.is_available():
+    ops = ("_reorder_linear_weight", "_linear_pointwise")
+    if not torch.backends.mkldnn.is_available() or not all(
+        hasattr(torch.ops.mkldnn, op) for op in ops
+    ):
         return None
 
     @torch.library.custom_op("keras_rnnattn::packed_linear", mutates_args=())
