@@ -6,7 +6,8 @@ export's choice of a TensorFlow subprocess, the seeded sampler, the torch
 update of `InPlaceAdam`); `tests/test_package.py` keeps that list. Each
 function here is a driver choice that never changes a result: which kernel runs
 a recurrence, whether a loop over time is `ops.scan` or a Python loop, how often
-a decoding loop reads its stop condition and whether torch compiles its step,
+a decoding loop reads its stop condition and whether torch compiles its step
+and the encoder before it,
 which op picks the best token, which op computes a cross-entropy, how a decoding
 function is compiled, whether a train step may branch with a cond,
 whether a Dense fuses its bias or multiplies by a packed kernel, whether loading a preset skips the variables'
