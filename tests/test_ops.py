@@ -72,6 +72,7 @@ def test_device_scalar_is_the_number(value, dtype):
         "keras_rnnattn._backend.best_tokens",
         "keras_rnnattn._backend.loops",
         "keras_rnnattn._backend.cross_entropy",
+        "keras_rnnattn._backend.torch_cross_entropy",
         "keras_rnnattn._backend.jax_lstm",
     ],
 )
@@ -106,8 +107,9 @@ def test_best_log_probs_is_the_log_softmax_of_the_best_token():
 
 
 def test_sparse_cross_entropy_and_its_gradient_are_numpys():
-    # Values and the gradient softmax(z) - one_hot(label), also for logits far
-    # from 0 (the log-sum-exp is taken from the largest logit).
+    # Values and the gradient w * (softmax(z) - one_hot(label)) of a weighted
+    # sum, also for logits far from 0 (the log-sum-exp is taken from the
+    # largest logit).
     from keras_rnnattn._backend import sparse_cross_entropy
 
     rng = np.random.default_rng(0)
@@ -116,10 +118,11 @@ def test_sparse_cross_entropy_and_its_gradient_are_numpys():
     logits[1, 3] = -1e9  # a token that is never produced
     labels = rng.integers(0, 40, size=6).astype("int32")
     labels[1] = 4
+    weights = rng.uniform(0.5, 2.0, size=6).astype("float32")
     shifted = logits - logits.max(-1, keepdims=True)
     softmax = np.exp(shifted) / np.exp(shifted).sum(-1, keepdims=True)
     want = -np.log(softmax[np.arange(6), labels])
-    want_grad = softmax - np.eye(40, dtype="float32")[labels]
+    want_grad = weights[:, None] * (softmax - np.eye(40, dtype="float32")[labels])
 
     got = sparse_cross_entropy(labels, keras.ops.convert_to_tensor(logits))
     np.testing.assert_allclose(keras.ops.convert_to_numpy(got), want, rtol=1e-5)
@@ -127,20 +130,66 @@ def test_sparse_cross_entropy_and_its_gradient_are_numpys():
     if backend == "jax":
         import jax
 
-        grad = jax.grad(lambda z: sparse_cross_entropy(labels, z).sum())(logits)
+        grad = jax.grad(lambda z: (weights * sparse_cross_entropy(labels, z)).sum())(
+            logits
+        )
     elif backend == "tensorflow":
         import tensorflow as tf
 
         z = tf.Variable(logits)
         with tf.GradientTape() as tape:
-            loss = tf.reduce_sum(sparse_cross_entropy(labels, z))
+            loss = tf.reduce_sum(weights * sparse_cross_entropy(labels, z))
         grad = tape.gradient(loss, z)
     else:
         import torch
 
         z = torch.tensor(logits, requires_grad=True)
-        sparse_cross_entropy(torch.tensor(labels), z).sum().backward()
+        loss = sparse_cross_entropy(torch.tensor(labels), z)
+        (torch.tensor(weights) * loss).sum().backward()
         grad = z.grad
     np.testing.assert_allclose(
         keras.ops.convert_to_numpy(grad), want_grad, rtol=1e-4, atol=1e-6
     )
+
+
+@pytest.mark.skipif(keras.backend.backend() != "torch", reason="torch's autograd")
+def test_torch_cross_entropy_equals_pytorchs_and_runs_its_backward_once():
+    # Eagerly, compiled, and without gradients: the values and gradients of
+    # PyTorch's fused cross_entropy. A second backward of the same graph gets
+    # the error that names the fix, not a wrong gradient.
+    import torch
+
+    from keras_rnnattn._backend.torch_cross_entropy import (
+        sparse_cross_entropy_torch,
+    )
+
+    torch.manual_seed(0)
+    logits = torch.randn(12, 30) * 4
+    labels = torch.randint(0, 30, (12,), dtype=torch.int32)
+    weights = torch.rand(12) + 0.5
+
+    def grads(fn):
+        z = logits.clone().requires_grad_()
+        loss = fn(labels, z)
+        (weights * loss).sum().backward()
+        return loss.detach(), z.grad
+
+    def stock(y, z):
+        return torch.nn.functional.cross_entropy(z, y.long(), reduction="none")
+
+    want_loss, want_grad = grads(stock)
+    compiled = torch.compile(sparse_cross_entropy_torch, backend="eager")
+    for fn in (sparse_cross_entropy_torch, compiled):
+        loss, grad = grads(fn)
+        torch.testing.assert_close(loss, want_loss)
+        torch.testing.assert_close(grad, want_grad)
+    with torch.no_grad():
+        torch.testing.assert_close(
+            sparse_cross_entropy_torch(labels, logits), want_loss
+        )
+
+    z = logits.clone().requires_grad_()
+    loss = sparse_cross_entropy_torch(labels, z).sum()
+    loss.backward(retain_graph=True)
+    with pytest.raises(RuntimeError, match="once per forward pass"):
+        loss.backward()
