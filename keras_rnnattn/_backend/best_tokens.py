@@ -11,9 +11,9 @@ def best_tokens(log_probs):
     through TensorFlow, and `top_k` converts to TFLite where `argmax` does not.
     Torch takes `argmax` and `amax` (Keras's `ops.max` on torch breaks a
     `torch.compile` graph, its `take_along_axis` fixes the batch size), which
-    `torch.compile` fuses with the softmax before them (`topk` is a kernel of its own there, about a tenth of
-    a compiled greedy step on the CPU). Where several tokens tie, the backend's
-    op picks one of them.
+    `torch.compile` fuses with the softmax before them (`topk` is a kernel of
+    its own there, about a tenth of a compiled greedy step on the CPU). Where
+    several tokens tie, the backend's op picks one of them.
 
     Args:
         log_probs: float `(B, V)`, log-probabilities or logits.
