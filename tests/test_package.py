@@ -345,8 +345,6 @@ LONG_MODULES_ALLOWED = {
     "TensorFlow subprocess driver in one file, not split yet",
     "keras_rnnattn/metrics.py": "BLEU, chrF, the error rates, punctuation scores "
     "and the length-penalty pick in one file, not split yet",
-    "keras_rnnattn/decoding/beam_search.py": "beam search and its n-best "
-    "bookkeeping, a line over since it takes SearchSettings",
 }
 
 

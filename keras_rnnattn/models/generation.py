@@ -13,7 +13,6 @@ import numpy as np
 from keras import ops
 
 from keras_rnnattn.decoding.search_settings import SearchSettings
-from keras_rnnattn.ops import device_scalar
 
 NEVER = -1e9  # the logit bias of a token that is never generated
 
@@ -26,8 +25,12 @@ def is_keras_hub_sampler(sampler):
 def token_bias(vocabulary_size, token_ids, at=NEVER, elsewhere=0.0):
     """`(V,)` float32: `at` on `token_ids`, `elsewhere` on the other ids.
 
-    Made on the device from `arange` (no host copy at each step), so it can
-    be added to the logits inside a decoding loop.
+    Made on the device (no host copy at each step), so it can be added to the
+    logits inside a decoding loop; a scatter into a filled vector, which a
+    compiler keeps as one small buffer (folded into a constant by XLA).
+    Written as a comparison of `arange` with the ids, inductor recomputed it
+    in every pass over the `(N, V)` logits that it fused it into: 1.1 ms of
+    a 256 x 4,000 log-softmax on one CPU thread.
 
     Args:
         vocabulary_size: int V.
@@ -43,14 +46,14 @@ def token_bias(vocabulary_size, token_ids, at=NEVER, elsewhere=0.0):
     >>> ops.convert_to_numpy(token_bias(4, (0, 2))).tolist()
     [-1000000000.0, 0.0, -1000000000.0, 0.0]
     """
-    ids = ops.arange(vocabulary_size, dtype="int32")
-    hit = None
-    for token_id in token_ids:
-        equal = ops.equal(ids, device_scalar(int(token_id), "int32"))
-        hit = equal if hit is None else ops.logical_or(hit, equal)
-    return ops.where(
-        hit, device_scalar(at, "float32"), device_scalar(elsewhere, "float32")
-    )
+    bias = ops.full((vocabulary_size,), elsewhere, dtype="float32")  # (V,)
+    if not token_ids:
+        return bias
+    indices = ops.stack(
+        [ops.full((1,), int(token_id), dtype="int32") for token_id in token_ids]
+    )  # (n, 1)
+    updates = ops.full((len(token_ids),), at, dtype="float32")  # (n,)
+    return ops.scatter_update(bias, indices, updates)
 
 
 def search(
