@@ -39,6 +39,10 @@ def step_wrapper(wrap, steady=None):
             steps after the first `GUARDED_STEPS`: their inputs are outputs
             of the same step, alike in every property a guard reads.
     """
+    from keras_rnnattn._keras_private import open_layer_call_slots
+
+    # Before the first trace: guards on Keras's thread-local state stay true.
+    open_layer_call_slots()
     _STEP_WRAPPERS.append((wrap, steady))
     try:
         yield

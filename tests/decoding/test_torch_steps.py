@@ -89,6 +89,41 @@ def test_jit_compile_compiles_each_decoding_step_once():
     assert counters["stats"]["unique_graphs"] == graphs
 
 
+def test_a_search_in_a_thread_without_layer_calls_compiles_once():
+    # Keras creates its layer call context at a thread's first layer call. A
+    # step traced before it was guarded on its absence, so the second search
+    # compiled the encoder again (1.9 s with inductor at decode.py's size).
+    import threading
+
+    import torch
+    from torch._dynamo.utils import counters
+
+    tokenizer = WordTokenizer().fit(["a b c d e f g h"])
+    model = Translator(tokenizer, tokenizer, embedding_dim=8, units=8)
+    source = model.encode_source(["a b c", "d e f g h"])
+    torch._dynamo.reset()
+    counters.clear()
+    graphs, errors = [], []
+
+    def compile_step(body):
+        return torch.compile(body, fullgraph=True, dynamic=False, backend="eager")
+
+    def search_twice():  # a new thread: no layer has run in it
+        try:
+            with step_wrapper(compile_step):
+                for _ in range(2):
+                    model.generate_ids(source, beam_size=1)
+                    graphs.append(counters["stats"]["unique_graphs"])
+        except Exception as error:  # shown by the assertion below
+            errors.append(error)
+
+    thread = threading.Thread(target=search_twice)
+    thread.start()
+    thread.join()
+    assert not errors, errors
+    assert graphs == [2, 2]  # the encoder and the step, once each
+
+
 def test_a_translators_sampling_step_compiles_as_one_graph():
     # Sampling with top-k and nucleus filtering: no graph break either (Keras's
     # `ops.max`/`ops.min` on torch would make one), the same draws.
