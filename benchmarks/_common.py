@@ -84,6 +84,34 @@ def run_worker(script, backend, threads, argv, timeout=1800):
     return json.loads(lines[-1])
 
 
+def median_round(runs):
+    """Of one cell's worker results from several rounds, the run of median rate.
+
+    The rounds run every worker of a benchmark in turn, so a slow minute of
+    a shared host falls on one round of each cell rather than on every run
+    of one backend. `runs`: worker results, None where a worker failed.
+    Returns the run (with every round's rate added as `"round_rates"`), or
+    None if all failed.
+    """
+    done = sorted((r for r in runs if r is not None), key=lambda r: r["rate"])
+    if not done:
+        return None
+    return dict(done[(len(done) - 1) // 2], round_rates=[r["rate"] for r in runs if r])
+
+
+def print_round_rates(results, modes, names):
+    """A line per row: each round's rate of `modes` (`names` their labels)."""
+    print("\nEach round's sentences/s, in the order the rounds ran:\n")
+    for row, by_mode in results.items():
+        parts = [
+            f"{names[m]} {', '.join(f'{r:,.1f}' for r in by_mode[m]['round_rates'])}"
+            for m in modes
+            if by_mode.get(m)
+        ]
+        if parts:
+            print(f"- {row}: {'; '.join(parts)}")
+
+
 def add_worker_arguments(parser, name, choices, eager_only_help):
     """The arguments a benchmark's worker processes take, and `--eager-only`.
 

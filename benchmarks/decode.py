@@ -44,6 +44,8 @@ from _common import (
     add_worker_arguments,
     max_rss_bytes,
     median,
+    median_round,
+    print_round_rates,
     rss_bytes,
     run_worker,
 )
@@ -251,7 +253,9 @@ def report(results, args):
         f"(checked). One fresh process per "
         f"backend and mode, {args.threads} thread(s). Sentences/s: median of "
         f"{args.repeats} timed calls after a first call that holds the "
-        f"compilation (its seconds in the last column). The row {COMPILED_ROW}: "
+        f"compilation (its seconds in the last column), in the median of "
+        f"{args.rounds} round(s) that run every process in turn (each round's "
+        f"rate of the compared rows below the tables). The row {COMPILED_ROW}: "
         f"the torch backend with `Translator.compile(jit_compile=True)`, which "
         f"compiles the step of each decoding loop with `torch.compile` "
         f"(inductor)."
@@ -302,6 +306,7 @@ def report(results, args):
             f"| plain PyTorch (eager, `nn.GRUCell` loop) | {plain['rate']:,.2f} "
             f"| | | | | 1.00x | | | {plain['first_seconds']:.1f} |"
         )
+    print_round_rates(results, ("greedy", "beam4"), MODE_NAMES)
 
     print(
         "\nPeak memory, MiB. A thread samples the process's resident set size "
@@ -340,6 +345,12 @@ def main():
     parser.add_argument("--repeats", type=int, default=None)
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument(
+        "--rounds",
+        type=int,
+        default=None,
+        help="rounds of every worker in turn, the median round per cell (3; 1 quick)",
+    )
+    parser.add_argument(
         "--quick",
         action="store_true",
         help="smoke run: JAX only, 16 sentences (2 in the loop), 2 repetitions",
@@ -356,25 +367,31 @@ def main():
         return worker(args)
 
     args.backends = args.backends or (["jax"] if quick else list(BACKENDS))
-    results = {}
+    args.rounds = args.rounds or (1 if quick else 3)
+    cells = []  # (row, mode, backend, argv) in the order of a round
     for backend in args.backends:
-        results[backend] = {}
         for mode in args.modes:
             if mode == "pytorch_greedy" and backend != "torch":
                 continue
             argv = ["--mode", mode, "--sentences", args.sentences]
             argv += ["--loop-sentences", args.loop_sentences]
             argv += ["--repeats", args.repeats, "--threads", args.threads]
-            results[backend][mode] = run_worker(__file__, backend, args.threads, argv)
+            cells.append((backend, mode, backend, argv))
         if backend == "torch" and not args.eager_only:
-            results[COMPILED_ROW] = {}
             for mode in (m for m in COMPILED_MODES if m in args.modes):
                 argv = ["--mode", mode, "--sentences", args.sentences]
                 argv += ["--repeats", args.repeats, "--threads", args.threads]
                 argv += ["--jit-compile"]
-                results[COMPILED_ROW][mode] = run_worker(
-                    __file__, backend, args.threads, argv
-                )
+                cells.append((COMPILED_ROW, mode, backend, argv))
+    runs = {}
+    for _ in range(args.rounds):
+        for row, mode, backend, argv in cells:
+            run = run_worker(__file__, backend, args.threads, argv)
+            runs.setdefault(row, {}).setdefault(mode, []).append(run)
+    results = {
+        row: {mode: median_round(r) for mode, r in by_mode.items()}
+        for row, by_mode in runs.items()
+    }
     report(results, args)
 
 

@@ -22,7 +22,13 @@ import argparse
 import json
 import time
 
-from _common import add_worker_arguments, median, run_worker
+from _common import (
+    add_worker_arguments,
+    median,
+    median_round,
+    print_round_rates,
+    run_worker,
+)
 
 BACKENDS = ("tensorflow", "jax", "torch")
 PRESET = "ding_de_en_bahdanau"
@@ -77,7 +83,8 @@ def report(results, args):
         "greedy and beam 4 (the preset's length penalty), on one CPU thread. "
         "One fresh process per backend and mode; sentences/s of the median of "
         f"{args.repeats} calls after a first call that holds the compilation "
-        f"(its seconds in the last column). The row {COMPILED_ROW}: "
+        f"(its seconds in the last column), in the median of {args.rounds} "
+        f"round(s) that run every process in turn. The row {COMPILED_ROW}: "
         "`Translator.compile(jit_compile=True)` on torch, the decoding step "
         "compiled by `torch.compile`."
         + (" Smoke run (`--quick`): too few calls to trust." if args.quick else "")
@@ -104,6 +111,7 @@ def report(results, args):
             " / ".join(f"{r['first_seconds']:.1f}" if r else "-" for r in firsts)
         )
         print(f"| {backend} | {' | '.join(cells)} |")
+    print_round_rates(results, MODES, {"greedy": "greedy", "beam4": "beam 4"})
 
 
 def main():
@@ -111,6 +119,12 @@ def main():
     parser.add_argument("--backends", nargs="+", default=None, choices=BACKENDS)
     parser.add_argument("--sentences", type=int, default=None)
     parser.add_argument("--repeats", type=int, default=None)
+    parser.add_argument(
+        "--rounds",
+        type=int,
+        default=None,
+        help="rounds of every worker in turn, the median round per cell (3; 1 quick)",
+    )
     parser.add_argument(
         "--quick", action="store_true", help="smoke run: JAX only, 8 sentences"
     )
@@ -123,18 +137,27 @@ def main():
     if args.worker:
         return worker(args)
     args.backends = args.backends or (["jax"] if args.quick else list(BACKENDS))
-    results = {}
+    args.rounds = args.rounds or (1 if args.quick else 3)
+    cells = []  # (row, mode, backend, argv) in the order of a round
     for backend in args.backends:
-        runs = [(backend, False)]
+        rows = [(backend, False)]
         if backend == "torch" and not args.eager_only:
-            runs.append((COMPILED_ROW, True))
-        for row, jit_compile in runs:
-            results[row] = {}
+            rows.append((COMPILED_ROW, True))
+        for row, jit_compile in rows:
             for mode in MODES:
                 argv = ["--mode", mode, "--sentences", args.sentences]
                 argv += ["--repeats", args.repeats]
                 argv += ["--jit-compile"] if jit_compile else []
-                results[row][mode] = run_worker(__file__, backend, 1, argv)
+                cells.append((row, mode, backend, argv))
+    runs = {}
+    for _ in range(args.rounds):
+        for row, mode, backend, argv in cells:
+            run = run_worker(__file__, backend, 1, argv)
+            runs.setdefault(row, {}).setdefault(mode, []).append(run)
+    results = {
+        row: {mode: median_round(r) for mode, r in by_mode.items()}
+        for row, by_mode in runs.items()
+    }
     report(results, args)
 
 
