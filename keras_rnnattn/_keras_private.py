@@ -1,6 +1,6 @@
 """The private Keras names the package uses, found in one place or failing loudly.
 
-Keras has no public API for these things the package needs:
+Keras has no public API for three things the presets need:
 
 - `keras.src.saving.saving_lib.save_weights_only(model, file, objects_to_skip=...)`
   writes a model's weights without its optimizer's (`Model.save_weights` writes
@@ -15,10 +15,6 @@ Keras has no public API for these things the package needs:
   `deferred_initializers` lets a preset's variables wait for the weights file
   instead of running their random initializers first (on JAX, XLA compiles
   each initializer for each shape: seconds per model);
-- the same global state's `"current_call_ctx"` and `"name_scope_stack"`,
-  which Keras creates at a thread's first layer call: `open_layer_call_slots`
-  creates them before a compiled torch function first runs, which would
-  otherwise be guarded on their absence and compiled again at its second call;
 - `keras.src.saving.serialization_lib.ObjectSharingScope`'s global attribute
   `"shared_objects/id_to_obj_map"`, set only while `keras.saving.load_model`
   builds a model whose weights it loads next: `loading_saved_model` reads it,
@@ -110,29 +106,6 @@ def loading_saved_model():
     scope = private_name("keras.src.saving.serialization_lib", "ObjectSharingScope")
     del scope  # imported only to fail loudly where Keras moved it
     return state.get_global_attribute("shared_objects/id_to_obj_map") is not None
-
-
-def open_layer_call_slots():
-    """Creates the thread-local slots of Keras's global state that a layer call
-    opens, as that call would (the call context None, the name-scope stack
-    empty), where no layer has been called in this thread yet; else leaves
-    them as they are.
-
-    A function that `torch.compile` traces before a thread's first layer call
-    is guarded on their absence, so its second call compiles it again (1.9 s
-    for the encoder of `benchmarks/decode.py`'s model on one CPU thread).
-
-    Example:
-
-    >>> open_layer_call_slots()
-    >>> state = private_name("keras.src.backend.common", "global_state")
-    >>> state.get_global_attribute("name_scope_stack") is not None
-    True
-    """
-    state = private_name("keras.src.backend.common", "global_state")
-    if state.get_global_attribute("current_call_ctx") is None:
-        state.set_global_attribute("current_call_ctx", None)
-    state.get_global_attribute("name_scope_stack", [], set_to_default=True)
 
 
 class DeferredInitializers:

@@ -129,37 +129,6 @@ def test_load_model_builds_a_task_without_running_its_initializers(tmp_path):
         )
 
 
-def test_open_layer_call_slots_opens_what_a_layer_call_opens():
-    # In a new thread (Keras's global state is thread-local) the slots are
-    # absent until a layer call; the function gives them a layer call's values
-    # and leaves slots that are already open as they are.
-    import threading
-
-    import keras
-    from keras.src.backend.common import global_state
-
-    seen = {}
-
-    def run():
-        tracker = global_state.GLOBAL_STATE_TRACKER
-        seen["before"] = sorted(vars(tracker))
-        _keras_private.open_layer_call_slots()
-        seen["opened"] = dict(vars(tracker))
-        keras.layers.Identity()(keras.ops.zeros((1,)))
-        seen["after_call"] = {k: vars(tracker)[k] for k in seen["opened"]}
-        global_state.set_global_attribute("name_scope_stack", ["outer"])
-        _keras_private.open_layer_call_slots()
-        seen["kept"] = global_state.get_global_attribute("name_scope_stack")
-
-    thread = threading.Thread(target=run)
-    thread.start()
-    thread.join()
-    assert seen["before"] == []
-    assert seen["opened"] == {"current_call_ctx": None, "name_scope_stack": []}
-    assert seen["after_call"] == seen["opened"]
-    assert seen["kept"] == ["outer"]
-
-
 def test_the_modules_examples_run():
     import doctest
 

@@ -16,6 +16,8 @@ STOP_CHECK_EVERY = 8
 # Torch: what each loop's step function is wrapped in, and the context of its
 # steps after the second (`step_wrapper`).
 _STEP_WRAPPERS = []
+# The layer `step_wrapper` calls (`_call_a_layer`), made once.
+_LAYER = []
 # Torch: the steps a compiled loop runs with all of Dynamo's guards checked.
 GUARDED_STEPS = 2
 # Torch: the compiled versions Dynamo keeps of one step function (its code is
@@ -39,15 +41,26 @@ def step_wrapper(wrap, steady=None):
             steps after the first `GUARDED_STEPS`: their inputs are outputs
             of the same step, alike in every property a guard reads.
     """
-    from keras_rnnattn._keras_private import open_layer_call_slots
-
-    # Before the first trace: guards on Keras's thread-local state stay true.
-    open_layer_call_slots()
+    _call_a_layer()
     _STEP_WRAPPERS.append((wrap, steady))
     try:
         yield
     finally:
         _STEP_WRAPPERS.pop()
+
+
+def _call_a_layer():
+    """Calls a Keras layer once in this thread, before a step is first traced.
+
+    Keras creates thread-local slots of its global state (the call context,
+    the name-scope stack) at a thread's first layer call. A function that
+    Dynamo traced before that call is guarded on their absence, so its
+    second call compiled it again (1.9 s for the encoder of
+    `benchmarks/decode.py`'s model on one CPU thread).
+    """
+    if not _LAYER:
+        _LAYER.append(keras.layers.Identity())
+    _LAYER[0](ops.zeros((1,)))
 
 
 @contextlib.contextmanager

@@ -13,6 +13,7 @@ import numpy as np
 from keras import ops
 
 from keras_rnnattn.decoding.search_settings import SearchSettings
+from keras_rnnattn.ops import device_scalar
 
 NEVER = -1e9  # the logit bias of a token that is never generated
 
@@ -46,14 +47,17 @@ def token_bias(vocabulary_size, token_ids, at=NEVER, elsewhere=0.0):
     >>> ops.convert_to_numpy(token_bias(4, (0, 2))).tolist()
     [-1000000000.0, 0.0, -1000000000.0, 0.0]
     """
-    bias = ops.full((vocabulary_size,), elsewhere, dtype="float32")  # (V,)
+    # Python numbers only through `device_scalar`: no host copy per step.
+    bias = ops.zeros((vocabulary_size,), "float32") + device_scalar(
+        elsewhere, "float32"
+    )
     if not token_ids:
-        return bias
+        return bias  # (V,)
     indices = ops.stack(
-        [ops.full((1,), int(token_id), dtype="int32") for token_id in token_ids]
+        [ops.reshape(device_scalar(int(i), "int32"), (1,)) for i in token_ids]
     )  # (n, 1)
-    updates = ops.full((len(token_ids),), at, dtype="float32")  # (n,)
-    return ops.scatter_update(bias, indices, updates)
+    updates = ops.zeros((len(token_ids),), "float32") + device_scalar(at, "float32")
+    return ops.scatter_update(bias, indices, updates)  # (V,)
 
 
 def search(
