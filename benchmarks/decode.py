@@ -22,7 +22,9 @@ target tokens each, with
 The untrained model rarely ends a sentence early, so every method does close to
 `max_length` steps. Each (backend, mode) runs in a fresh process: build the
 model, a first call (which holds the compilation), `--repeats` timed calls
-(sentences/s, the median counts), then one more call with an RSS sampler. Memory
+(sentences/s, the median counts), then one more call with an RSS sampler; the
+processes run `--rounds` times in turn (3), and each cell keeps its median round.
+Memory
 is the resident set size (RSS) read from /proc/self/statm by a thread every
 millisecond during a call, minus the RSS after the model was built (before any
 decoding): the decoding call's peak, and the first call's (compilation
@@ -31,6 +33,7 @@ decoding).
 
     python benchmarks/decode.py
     python benchmarks/decode.py --backends jax --sentences 32
+    python benchmarks/decode.py --backends jax torch --modes greedy beam4 --rounds 5
     python benchmarks/decode.py --quick            # a smoke run
 """
 

@@ -11,7 +11,8 @@ has ended, so its steps are those of real sentences. Torch runs twice: eager,
 and with `compile(jit_compile=True)`, which compiles the step of the decoding
 loop with `torch.compile` (inductor; the first call holds the compilation).
 Each (backend, mode) runs in a fresh process pinned to one CPU: a first call,
-then `--repeats` timed calls; sentences/s of the median call.
+then `--repeats` timed calls; sentences/s of the median call. The processes run
+`--rounds` times in turn (3), and each cell keeps its median round.
 
     python benchmarks/preset_decode.py
     python benchmarks/preset_decode.py --backends jax torch --repeats 3
