@@ -35,6 +35,29 @@ def best_tokens(log_probs):
     return ops.cast(ids[:, 0], "int32"), values[:, 0]
 
 
+def op_by_op():
+    """Whether ops run one at a time, each writing out its result: eager torch.
+
+    JAX, TensorFlow (a `tf.function`) and a `torch.compile`d step fuse
+    elementwise work into the reductions that read it, so a result that is
+    only reduced is never written out. Eager torch dispatches each op, so
+    there the fewest ops win.
+
+    Returns:
+        bool.
+
+    Example:
+
+    >>> op_by_op() == (keras.backend.backend() == "torch")
+    True
+    """
+    if keras.backend.backend() != "torch":
+        return False
+    import torch
+
+    return not torch.compiler.is_compiling()
+
+
 def best_log_probs(logits):
     """The best token of each row and its log-softmax value.
 
@@ -59,11 +82,8 @@ def best_log_probs(logits):
     >>> [round(float(v), 4) for v in keras.ops.convert_to_numpy(log_probs)]
     [-0.1269, -0.6931]
     """
-    if keras.backend.backend() == "torch":
-        import torch
-
-        if not torch.compiler.is_compiling():
-            return best_tokens(ops.log_softmax(logits, axis=-1))
+    if op_by_op():
+        return best_tokens(ops.log_softmax(logits, axis=-1))
     ids, best = best_tokens(logits)  # (B,), (B,)
     shifted = ops.exp(logits - ops.expand_dims(best, -1))  # (B, V)
     return ids, -ops.log(ops.sum(shifted, axis=-1))

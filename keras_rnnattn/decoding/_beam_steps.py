@@ -6,6 +6,7 @@ import keras
 from keras import ops
 
 from keras_rnnattn._backend import device_scalar
+from keras_rnnattn.decoding._beam_candidates import best_candidates
 from keras_rnnattn.decoding._common import write_at, write_column, zero_history
 
 NEG_INF = float("-inf")
@@ -132,12 +133,9 @@ class BeamSteps:
         `kept`: optional bools, one per state tensor, True where `next_fn`
         passed it through (the same for every beam of a row: not reordered)."""
         k, v = self.beam_size, self.vocab_size
-        log_probs = ops.reshape(ops.log_softmax(logits, axis=-1), (-1, k, v))
-        extended = beams.alive_log_probs[:, :, None] + log_probs  # (B, K, V)
-        cand_log_probs, flat_ids = ops.top_k(
-            ops.reshape(extended, (-1, k * v)), self.num_candidates
+        cand_log_probs, flat_ids = best_candidates(
+            logits, beams.alive_log_probs, self.num_candidates
         )  # (B, C)
-        flat_ids = ops.cast(flat_ids, "int32")
         v_tensor = device_scalar(v, "int32")
         parents = ops.floor_divide(flat_ids, v_tensor)  # (B, C) beam each extends
         cand_tokens = ops.mod(flat_ids, v_tensor)  # (B, C)
