@@ -43,7 +43,11 @@ def beam_search(
     `beam_size=1` without penalties is greedy search. The search stops after
     `max_length` steps, or earlier when in every row no alive hypothesis can
     still score better than the worst one in the pool (an exact test: the
-    result is the same as running all `max_length` steps).
+    result is the same as running all `max_length` steps). Compiled (JAX,
+    TensorFlow, torch with `jit_compile=True`), a step of a large vocabulary
+    finds its most probable extensions among the logits' best chunks of
+    tokens, without writing out or sorting the `beam_size * V` scores; the
+    extensions are the same.
 
     A finished hypothesis Y of |Y| tokens is ranked by GNMT's score
     (Wu et al., 2016, "Google's Neural Machine Translation System"):
