@@ -165,3 +165,37 @@ def test_beam_search_finds_what_it_found_from_every_score(monkeypatch, batch_siz
         np.testing.assert_array_equal(tokens, want_tokens)
         np.testing.assert_allclose(scores, want_scores, rtol=1e-5, atol=1e-5)
         assert len({int(np.sum(row != 0)) for row in tokens[:, 0]}) >= 2
+
+
+@pytest.mark.skipif(keras.backend.backend() != "tensorflow", reason="TFLite")
+def test_converts_to_tflite_builtins_with_a_dynamic_batch():
+    # An exported beam search of a large vocabulary runs these ops in LiteRT.
+    tf = pytest.importorskip("tensorflow")
+    litert = pytest.importorskip("ai_edge_litert.interpreter")
+    rng = np.random.default_rng(3)
+    logits = rng.normal(size=(3 * 4, 1000)).astype("float32")
+    alive = np.log(rng.dirichlet(np.ones(4), size=3)).astype("float32")
+    specs = [tf.TensorSpec((None, 1000)), tf.TensorSpec((None, 4))]
+    graph = tf.function(lambda x, a: best_candidates(x, a, 8), input_signature=specs)
+    converter = tf.lite.TFLiteConverter.from_concrete_functions(
+        [graph.get_concrete_function()], graph
+    )
+    converter.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS]
+    interpreter = litert.Interpreter(model_content=converter.convert())
+    # LiteRT keeps no input order: each input is known by its last axis.
+    by_size = {value.shape[-1]: value for value in (logits, alive)}
+    inputs = [
+        (d["index"], by_size[d["shape"][-1]]) for d in interpreter.get_input_details()
+    ]
+    for index, value in inputs:
+        interpreter.resize_tensor_input(index, value.shape)
+    interpreter.allocate_tensors()
+    for index, value in inputs:
+        interpreter.set_tensor(index, value)
+    interpreter.invoke()
+    outputs = [
+        interpreter.get_tensor(d["index"]) for d in interpreter.get_output_details()
+    ]
+    (ids,) = [x for x in outputs if x.dtype == np.int32]
+    every = numpy_scores(logits, alive)
+    np.testing.assert_array_equal(ids, np.argsort(-every, -1, kind="stable")[:, :8])
