@@ -106,6 +106,29 @@ def test_best_log_probs_is_the_log_softmax_of_the_best_token():
         np.testing.assert_allclose(keras.ops.convert_to_numpy(values), want, rtol=1e-5)
 
 
+def test_best_tokens_take_the_first_of_tied_maxima():
+    # Rows with their maximum at several tokens: the first is taken (TensorFlow
+    # and JAX's top_k, torch's argmax eagerly and its integer minimum
+    # compiled). A row of NaN gives a token in range.
+    from keras_rnnattn._backend import best_tokens
+
+    logits = np.zeros((3, 40), "float32")
+    logits[0, [7, 21, 39]] = 2.0
+    logits[1, [0, 5]] = 1.0
+    runs = [best_tokens]
+    if keras.backend.backend() == "torch":
+        import torch
+
+        runs.append(torch.compile(best_tokens, backend="eager", fullgraph=True))
+    for run in runs:
+        ids, values = run(keras.ops.convert_to_tensor(logits))
+        np.testing.assert_array_equal(keras.ops.convert_to_numpy(ids), [7, 0, 0])
+        np.testing.assert_array_equal(keras.ops.convert_to_numpy(values), [2, 1, 0])
+        nan = np.full((1, 40), np.nan, "float32")
+        (token,) = keras.ops.convert_to_numpy(run(keras.ops.convert_to_tensor(nan))[0])
+        assert 0 <= token < 40
+
+
 def test_sparse_cross_entropy_and_its_gradient_are_numpys():
     # Values and the gradient w * (softmax(z) - one_hot(label)) of a weighted
     # sum, also for logits far from 0 (the log-sum-exp is taken from the

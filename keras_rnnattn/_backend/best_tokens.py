@@ -9,11 +9,12 @@ def best_tokens(log_probs):
 
     TensorFlow and JAX take `ops.top_k(log_probs, 1)`: every export goes
     through TensorFlow, and `top_k` converts to TFLite where `argmax` does not.
-    Torch takes `argmax` and `amax` (Keras's `ops.max` on torch breaks a
-    `torch.compile` graph, its `take_along_axis` fixes the batch size), which
-    `torch.compile` fuses with the softmax before them (`topk` is a kernel of
-    its own there, about a tenth of a compiled greedy step on the CPU). Where
-    several tokens tie, the backend's op picks one of them.
+    Torch takes `amax` (Keras's `ops.max` on torch breaks a `torch.compile`
+    graph, its `take_along_axis` fixes the batch size) and, eagerly,
+    `argmax`; compiled, the lowest index equal to the maximum. Both fuse
+    with the softmax before them (`topk` is a kernel of its own there, about
+    a tenth of a compiled greedy step on the CPU). Where several tokens tie,
+    the backend's op picks one of them (torch and TensorFlow the first).
 
     Args:
         log_probs: float `(B, V)`, log-probabilities or logits.
@@ -29,8 +30,18 @@ def best_tokens(log_probs):
     [1, 0]
     """
     if keras.backend.backend() == "torch":
-        ids = ops.argmax(log_probs, axis=-1)  # (B,)
-        return ops.cast(ids, "int32"), ops.amax(log_probs, axis=-1)
+        best = ops.amax(log_probs, axis=-1)  # (B,)
+        if op_by_op():
+            return ops.cast(ops.argmax(log_probs, axis=-1), "int32"), best
+        # Compiled: the first index that holds the maximum, an integer minimum
+        # (inductor's CPU argmax carries an index per lane: a greedy step of
+        # `benchmarks/decode.py` took 8% longer with it). The cap keeps a row
+        # of NaN, which equals no maximum, in range.
+        size = ops.shape(log_probs)[-1]
+        positions = ops.arange(size, dtype="int32")  # (V,)
+        at_best = ops.equal(log_probs, best[:, None])  # (B, V)
+        ids = ops.amin(ops.where(at_best, positions, size), axis=-1)  # (B,)
+        return ops.minimum(ids, size - 1), best
     values, ids = ops.top_k(log_probs, 1)  # (B, 1), (B, 1)
     return ops.cast(ids[:, 0], "int32"), values[:, 0]
 
