@@ -14,7 +14,7 @@ def best_tokens(log_probs):
     `argmax`; compiled, the lowest index equal to the maximum. Both fuse
     with the softmax before them (`topk` is a kernel of its own there, about
     a tenth of a compiled greedy step on the CPU). Where several tokens tie,
-    the backend's op picks one of them (torch and TensorFlow the first).
+    every backend takes the first (`tests/test_ops.py`).
 
     Args:
         log_probs: float `(B, V)`, log-probabilities or logits.
