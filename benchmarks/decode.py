@@ -24,12 +24,15 @@ The untrained model rarely ends a sentence early, so every method does close to
 model, a first call (which holds the compilation), `--repeats` timed calls
 (sentences/s, the median counts), then one more call with an RSS sampler; the
 processes run `--rounds` times in turn (3), and each cell keeps its median round.
-Memory
-is the resident set size (RSS) read from /proc/self/statm by a thread every
-millisecond during a call, minus the RSS after the model was built (before any
-decoding): the decoding call's peak, and the first call's (compilation
+Memory is the resident set size (RSS) read from /proc/self/statm by a thread
+every millisecond during a call, minus the RSS after the model was built (before
+any decoding): the decoding call's peak, and the first call's (compilation
 included); and the process's own peak (`ru_maxrss`: imports, model, compiling,
-decoding).
+decoding). Greedy and beam 4 also give milliseconds per step, beside those of
+the same model with embedding 8, 8 units and 40 tokens (`TINY`), built and
+decoded in the same process after the rest: its arithmetic takes microseconds,
+so its time per step is what the backend spends on a step besides the
+arithmetic.
 
     python benchmarks/decode.py
     python benchmarks/decode.py --backends jax --sentences 32
@@ -68,22 +71,26 @@ COMPILED_ROW = "torch, `jit_compile=True`"
 # The model of `seq2seq_train.py`'s `feeding` runs, which has a plain PyTorch twin.
 CONFIG = dict(cell="gru", attention="bahdanau", input_feeding=True)
 SIZE = dict(vocab=4000, embedding=128, units=256, source_length=15, max_length=20)
+# The same model with layers so small that their arithmetic takes microseconds:
+# its time per step is what a backend spends on a step besides the arithmetic
+# (dispatch, the loop, a compiled call's entry).
+TINY = dict(SIZE, vocab=40, embedding=8, units=8)
 
 
-def build_model():
+def build_model(size=SIZE):
     import keras
 
     from keras_rnnattn.models import Translator
     from keras_rnnattn.text import WordTokenizer
 
     keras.utils.set_random_seed(0)
-    words = " ".join(f"w{i}" for i in range(SIZE["vocab"] - 4))
+    words = " ".join(f"w{i}" for i in range(size["vocab"] - 4))
     tokenizer = WordTokenizer().fit([words])
     return Translator(
         tokenizer,
         tokenizer,
-        embedding_dim=SIZE["embedding"],
-        units=SIZE["units"],
+        embedding_dim=size["embedding"],
+        units=size["units"],
         bidirectional=False,
         **CONFIG,
     )
@@ -176,6 +183,37 @@ def beam_loop(model, source, beam_size, max_length):
     return max(finished, key=lambda h: h[1])[0]
 
 
+def steps_run(model, tokens):
+    """The steps a search ran: up to the latest first end among its rows."""
+    import numpy as np
+
+    tokens = np.asarray(tokens)
+    ended = tokens == model.target_tokenizer.eos_id
+    lengths = np.where(ended.any(1), ended.argmax(1) + 1, tokens.shape[1])
+    return int(lengths.max())
+
+
+def ms_per_step(args, size, beam_size):
+    """Milliseconds per decoding step of a fresh model of `size`: the median of
+    `args.repeats` calls after a first one, over the steps a call ran."""
+    import numpy as np
+
+    model = build_model(size)
+    if args.jit_compile:
+        model.compile(jit_compile=True)
+    shape = (args.sentences, size["source_length"])
+    source = np.random.default_rng(0).integers(4, size["vocab"], shape)
+    steps = steps_run(
+        model, model.generate_ids(source, beam_size, size["max_length"])[0]
+    )
+    times = []
+    for _ in range(args.repeats):
+        start = time.perf_counter()
+        model.generate_ids(source, beam_size, size["max_length"])
+        times.append(time.perf_counter() - start)
+    return 1e3 * median(times) / steps
+
+
 def worker(args):
     import numpy as np
 
@@ -236,6 +274,11 @@ def worker(args):
         "first_peak_mib": (first.peak - built) / MIB,
         "process_peak_mib": max_rss_bytes() / MIB,
     }
+    if args.mode in ("greedy", "beam4"):  # after the process's peak was read
+        beam_size = 1 if args.mode == "greedy" else 4
+        tokens = model.generate_ids(source, beam_size, max_length)[0]
+        result["step_ms"] = 1e3 * median(times) / steps_run(model, tokens)
+        result["tiny_step_ms"] = ms_per_step(args, TINY, beam_size)
     print(json.dumps(result))
 
 
@@ -310,6 +353,7 @@ def report(results, args):
             f"| | | | | 1.00x | | | {plain['first_seconds']:.1f} |"
         )
     print_round_rates(results, ("greedy", "beam4"), MODE_NAMES)
+    step_table(results)
 
     print(
         "\nPeak memory, MiB. A thread samples the process's resident set size "
@@ -337,6 +381,34 @@ def report(results, args):
                 f"| {r['first_peak_mib']:,.1f} | {r['built_mib']:,.0f} "
                 f"| {r['process_peak_mib']:,.0f} |"
             )
+
+
+def step_table(results):
+    """Milliseconds per step: the model's beside the tiny model's."""
+    print(
+        "\nMilliseconds per decoding step (a call's median time over the steps "
+        "it ran), of the model above and of the same model with embedding 8, 8 "
+        f"units and {TINY['vocab']} tokens (same sentences, same process, "
+        "compiled alike), whose arithmetic takes microseconds: its time per "
+        "step is what the backend spends on a step besides the arithmetic "
+        "(dispatching ops, running the loop, entering a compiled call).\n"
+    )
+    print(
+        "| Keras backend | greedy | greedy, tiny model | beam 4 | "
+        "beam 4, tiny model | tiny / model (greedy / beam 4) |"
+    )
+    print("|---|---|---|---|---|---|")
+    for backend, by_mode in results.items():
+        cells, shares = [], []
+        for mode in ("greedy", "beam4"):
+            r = by_mode.get(mode) or {}
+            if "tiny_step_ms" not in r:
+                cells += ["", ""]
+                continue
+            cells += [f"{r['step_ms']:.3f}", f"{r['tiny_step_ms']:.3f}"]
+            shares.append(f"{r['tiny_step_ms'] / r['step_ms']:.0%}")
+        if shares:
+            print(f"| {backend} | {' | '.join(cells)} | {' / '.join(shares)} |")
 
 
 def main():
