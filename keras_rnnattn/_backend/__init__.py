@@ -7,11 +7,12 @@ update of `InPlaceAdam`); `tests/test_package.py` keeps that list. Each
 function here is a driver choice that never changes a result: which kernel runs
 a recurrence, whether a loop over time is `ops.scan` or a Python loop, how often
 a decoding loop reads its stop condition and whether torch compiles its step
-and the encoder before it, which op picks the best token, whether ops run one at a time (eager torch), which op computes a
-cross-entropy and its gradient, how a decoding function is compiled, whether a
-train step may branch with a cond, whether a Dense fuses its bias or multiplies
-by a packed kernel, whether loading a preset skips the variables' initializers,
-and a scalar made on the device rather than copied from the host.
+and the encoder before it, which op picks the best token, whether ops run one
+at a time (eager torch), which op computes a cross-entropy and its gradient,
+how a decoding function is compiled, whether a train step may branch with a
+cond, whether a Dense fuses its bias or multiplies by a packed kernel, whether
+loading a preset skips the variables' initializers, and a scalar made on the
+device rather than copied from the host.
 """
 
 from keras_rnnattn._backend.best_tokens import best_log_probs, best_tokens, op_by_op

@@ -17,9 +17,10 @@ def best_candidates(logits, alive_log_probs, num_candidates, chunk_size=CHUNK_SI
     log-softmax, `alive + ((x - max) - log(sum(exp(x - max))))` over the beam's
     logits `x`. Where the `(B, K * V)` scores are many and the ops fuse
     (JAX, TensorFlow, compiled torch; eager torch runs the fewest ops,
-    `op_by_op`), they are never written out: the best continuations lie in the `C` chunks (runs of
-    `chunk_size` tokens of one beam) whose best scores are largest, since a
-    score outside them is beaten by those `C` chunk bests. A chunk's best
+    `op_by_op`), they are never written out: the best continuations lie in
+    the `C` chunks (runs of `chunk_size` tokens of one beam) whose best
+    scores are largest, since a score outside them is beaten by those `C`
+    chunk bests. A chunk's best
     score is that of its largest logit (each step of the formula rounds
     monotonically), so one pass over the logits gives every chunk's best
     alongside the beam's maximum, and only the `C * chunk_size` scores of the

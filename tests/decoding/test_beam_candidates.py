@@ -70,9 +70,9 @@ def test_the_best_continuations_are_those_of_every_score_sorted(
 def test_ties_go_where_top_k_puts_them():
     # Logits of three values, alike for the 4 beams of a row, and a larger one
     # late in the row: the chunks chosen first are not the row's first, and
-    # the candidates tie among themselves (4 at the larger value, 4 at 2). JAX and TensorFlow put the
-    # lower index first; torch's topk orders ties freely, so there only the
-    # scores and that each id holds its score count.
+    # the candidates tie among themselves (4 at the larger value, 4 at 2).
+    # JAX and TensorFlow put the lower index first; torch's topk orders ties
+    # freely, so there only the scores and that each id holds its score count.
     rng = np.random.default_rng(1)
     beam_size, vocab_size, candidates = 4, 700, 8
     rows = rng.integers(0, 3, size=(2, 1, vocab_size)).astype("float32")
