@@ -131,11 +131,11 @@ def main(argv=None):
         "--out", default="attention.png", help="where to write the heat map"
     )
     args = parser.parse_args(argv)
-    from keras_rnnattn.cli import _CommandError, _import_backend
+    from keras_rnnattn._cli_backend import CommandError, import_backend
 
     try:  # without TensorFlow's native log lines; a missing backend in one line
-        _import_backend()
-    except _CommandError as error:
+        import_backend()
+    except CommandError as error:
         print(f"keras_rnnattn.demo: error: {error}", file=sys.stderr)
         return 1
     import keras

@@ -9,7 +9,7 @@ import types
 
 import pytest
 
-from keras_rnnattn import cli, preset_catalog, presets
+from keras_rnnattn import _cli_commands, cli, preset_catalog, presets
 from keras_rnnattn.models import SequenceTagger, Translator
 from keras_rnnattn.text import (
     PUNCTUATION_TAGS,
@@ -456,7 +456,7 @@ def applications(tmp_path, monkeypatch):
         "sys.exit(3 if '--fail' in sys.argv else 0)\n"
     )
     os.makedirs(root / "no_recipe")  # no train.py: not an application
-    monkeypatch.setattr(cli, "_applications_dir", lambda: str(root))
+    monkeypatch.setattr(_cli_commands, "applications_dir", lambda: str(root))
     return root
 
 
@@ -477,7 +477,9 @@ def test_train_unknown_application_lists_the_available_ones(run, applications):
 
 
 def test_train_without_a_checkout_says_so(run, monkeypatch, tmp_path):
-    monkeypatch.setattr(cli, "_applications_dir", lambda: str(tmp_path / "none"))
+    monkeypatch.setattr(
+        _cli_commands, "applications_dir", lambda: str(tmp_path / "none")
+    )
     code, _, err = run("train", "ding")
     assert_one_line_error(code, err)
     assert "source checkout" in err
@@ -523,9 +525,6 @@ def test_export_calls_export_preset(run, monkeypatch, preset_root, tmp_path):
     "format", ["tf_saved_model", "litert", "onnx", "saved_model", "tflite"]
 )
 def test_export_takes_every_format_name(run, monkeypatch, tmp_path, format):
-    from keras_rnnattn import export
-
-    assert cli._EXPORT_FORMATS == export.FORMATS
     calls = []
     module = types.ModuleType("keras_rnnattn.export")
     module.export_preset = lambda preset, out, format, quantize: calls.append(format)

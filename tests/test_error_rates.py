@@ -7,7 +7,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from keras_rnnattn.metrics import _edit_distance, phoneme_error_rate, word_error_rate
+from keras_rnnattn.metrics import phoneme_error_rate, word_error_rate
+from keras_rnnattn.metrics.error_rates import _edit_distance
 from tests.backends import on_one_backend
 
 pytestmark = on_one_backend  # no Keras: the same on every backend

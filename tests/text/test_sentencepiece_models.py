@@ -12,6 +12,7 @@ import pytest
 spm = pytest.importorskip("sentencepiece")
 
 from keras_rnnattn import export  # noqa: E402
+from keras_rnnattn._export_writers import write_tokenizers  # noqa: E402
 from keras_rnnattn.models import (  # noqa: E402
     AttentionClassifier,
     AttentiveLanguageModel,
@@ -125,7 +126,7 @@ def test_a_preset_holds_the_model_files_with_checksums(translator, tmp_path):
 def test_export_writes_the_model_files(translator, tmp_path):
     # The tokenizer part of every export (TensorFlow itself is not needed here).
     manifest = {}
-    export._write_tokenizers(translator, str(tmp_path), manifest)
+    write_tokenizers(translator, str(tmp_path), manifest)
     for side in ("source_tokenizer", "target_tokenizer"):
         entry = manifest["tokenizers"][side]
         assert entry["model_file"] == f"{side}.model"
