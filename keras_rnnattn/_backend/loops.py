@@ -5,6 +5,7 @@ loop that reads nothing back from the device inside (its step compiled by
 import contextlib
 import functools
 import gc
+import types
 import warnings
 
 import keras
@@ -98,11 +99,8 @@ def compiled_steps(enabled=True):
         return
     import torch
 
-    # `dynamic=None`: static shapes first; a second batch size or source
-    # length recompiles once with that axis dynamic.
-    compile_step = functools.partial(torch.compile, dynamic=None)
     with torch._dynamo.config.patch(recompile_limit=STEP_RECOMPILE_LIMIT):
-        wrapper = step_wrapper(compile_step, _differentiating_guards_only)
+        wrapper = step_wrapper(_compiled_caller, _differentiating_guards_only)
         with (
             _collect_after_compiling(),
             _fast_cpu_tanh(),
@@ -115,6 +113,62 @@ def compiled_steps(enabled=True):
                 "ignore", message="Dynamo detected a call to a `functools.lru_cache`"
             )
             yield
+
+
+# `_compiled_caller`'s compiled callers, one per code of a step or stage.
+_CALLERS = {}
+
+
+def _call(fn, *args):
+    return fn(*args)
+
+
+def _call_method(function, owner, *args):
+    return function(owner, *args)
+
+
+def _compiled_caller(fn, backend="inductor"):
+    """`fn` through `torch.compile`, wrapped once per process for each code of `fn`.
+
+    `torch.compile(fn)` itself took 1.3 ms (it copies inductor's whole
+    configuration), and a decoding loop's step and the encoder are new
+    closures or bound methods at every call: two wraps a translation. Here
+    `fn` is an argument of a compiled caller made once for its code, a copy
+    of `_call` with a code object of its own, so that Dynamo keeps each
+    step's compiled versions apart as before. Dynamo guards a function
+    argument by its code (a closure) or its identity, and what the step
+    reads of its closure as it did before.
+
+    Args:
+        fn: a function or a bound method.
+        backend: `torch.compile`'s backend.
+
+    Returns:
+        A function of `fn`'s arguments.
+    """
+    import torch
+
+    method = getattr(fn, "__func__", None)
+    function = method if method is not None else fn
+    code = getattr(function, "__code__", None)
+    if code is None:
+        return torch.compile(fn, backend=backend, dynamic=None)
+    key = (code, method is not None, backend)
+    caller = _CALLERS.get(key)
+    if caller is None:
+        template = _call_method if method is not None else _call
+        own = template.__code__.replace(co_name=f"compiled_{code.co_name}")
+        # `dynamic=None`: static shapes first; a second batch size or source
+        # length recompiles once with that axis dynamic.
+        caller = torch.compile(
+            types.FunctionType(own, template.__globals__, own.co_name),
+            backend=backend,
+            dynamic=None,
+        )
+        _CALLERS[key] = caller
+    if method is not None:
+        return functools.partial(caller, method, fn.__self__)
+    return functools.partial(caller, fn)
 
 
 @contextlib.contextmanager
