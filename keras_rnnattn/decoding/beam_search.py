@@ -3,7 +3,7 @@
 import keras
 from keras import ops
 
-from keras_rnnattn._backend import decoding_loop
+from keras_rnnattn._backend import compiled_stage, decoding_loop
 from keras_rnnattn.decoding._beam_steps import BeamSteps
 from keras_rnnattn.decoding._common import (
     FlatState,
@@ -186,8 +186,12 @@ def beam_search(
     start_ids = ops.cast(ops.convert_to_tensor(start_ids), "int32")  # (B,)
     # One call on the B rows, only to learn the vocabulary size and whether
     # (over how many source positions) `next_fn` returns attention; under jit
-    # its unused results are compiled away.
-    logits, _, alignment = call_next_fn(next_fn, start_ids, state)
+    # its unused results are compiled away (on torch, compiled as the steps
+    # are, where they are).
+    def first_step(start_ids, state):
+        return call_next_fn(next_fn, start_ids, state)
+
+    logits, _, alignment = compiled_stage(first_step)(start_ids, state)
     if return_alignments:
         require_alignment(alignment)
     if coverage_penalty > 0 and alignment is None:

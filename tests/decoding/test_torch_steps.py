@@ -39,8 +39,11 @@ def test_a_translators_decoding_step_compiles_as_one_graph(beam_size):
 
     with step_wrapper(compile_step):
         got, scores = model.generate_ids(source, beam_size=beam_size)
-    # The encoder (`compiled_stage`), then the step: each one graph.
-    assert [fn.__name__ for fn in compiled] == ["initial_state", "step_and_cond"]
+    # The encoder (`compiled_stage`), beam search's first call of `next_fn`
+    # (for the vocabulary size), then the step: each one graph.
+    first = ["first_step"] if beam_size > 1 else []
+    names = ["initial_state", *first, "step_and_cond"]
+    assert [fn.__name__ for fn in compiled] == names
     np.testing.assert_array_equal(
         keras.ops.convert_to_numpy(got), keras.ops.convert_to_numpy(want)
     )
@@ -86,9 +89,10 @@ def test_jit_compile_compiles_each_decoding_step_once(monkeypatch):
         tokens, scores = model.generate_ids(source, beam_size=beam)
         np.testing.assert_array_equal(tokens, want[beam][0])
         np.testing.assert_allclose(scores, want[beam][1], rtol=1e-5, atol=1e-6)
-    # The encoder (`compiled_stage`) and one step per search.
-    assert counters["stats"]["unique_graphs"] == 3
-    assert len(wraps) <= 3  # none where an earlier test made the callers
+    # The encoder (`compiled_stage`), one step per search and beam search's
+    # first call of `next_fn`.
+    assert counters["stats"]["unique_graphs"] == 4
+    assert len(wraps) <= 4  # none where an earlier test made the callers
     wrapped = len(wraps)
     model.generate_ids(source[:2], beam_size=1)  # the batch axis turns dynamic
     graphs = counters["stats"]["unique_graphs"]
