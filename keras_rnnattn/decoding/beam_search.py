@@ -184,6 +184,7 @@ def beam_search(
     coverage_penalty = settings.coverage_penalty
 
     start_ids = ops.cast(ops.convert_to_tensor(start_ids), "int32")  # (B,)
+
     # One call on the B rows, only to learn the vocabulary size and whether
     # (over how many source positions) `next_fn` returns attention; under jit
     # its unused results are compiled away (on torch, compiled as the steps
