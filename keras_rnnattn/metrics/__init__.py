@@ -1,8 +1,7 @@
 """Corpus BLEU and chrF (through sacrebleu) with their sacrebleu signatures, and
 exact match, on detokenized text; word and token error rates of sequences of
 space-separated tokens (phonemes, tags); per-class F1 of punctuation and case
-tags; BLEU by source length and the beam
-length penalty that scores best."""
+tags; BLEU by source length and the beam length penalty that scores best."""
 
 from keras_rnnattn.metrics.error_rates import (
     exact_match,
