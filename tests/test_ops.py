@@ -70,6 +70,7 @@ def test_device_scalar_is_the_number(value, dtype):
         "keras_rnnattn._backend.fused_dense",
         "keras_rnnattn._backend.scalars",
         "keras_rnnattn._backend.best_tokens",
+        "keras_rnnattn._backend.additive_scores",
         "keras_rnnattn._backend.loops",
         "keras_rnnattn._backend.cross_entropy",
         "keras_rnnattn._backend.torch_cross_entropy",
@@ -104,6 +105,34 @@ def test_best_log_probs_is_the_log_softmax_of_the_best_token():
         ids, values = run(keras.ops.convert_to_tensor(logits))
         np.testing.assert_array_equal(keras.ops.convert_to_numpy(ids), want_ids)
         np.testing.assert_allclose(keras.ops.convert_to_numpy(values), want, rtol=1e-5)
+
+
+def test_additive_scores_are_the_product_by_v_and_its_gradient():
+    from keras_rnnattn._backend import additive_scores
+
+    rng = np.random.default_rng(0)
+    hidden = np.tanh(rng.normal(size=(3, 2, 5, 8))).astype("float32")
+    v = rng.normal(size=8).astype("float32")
+    runs = [additive_scores]
+    if keras.backend.backend() == "torch":
+        import torch
+
+        # The multiply and sum a compiled step takes (Dynamo without inductor).
+        runs.append(torch.compile(additive_scores, backend="eager", fullgraph=True))
+    for run in runs:
+        scores = run(ops.convert_to_tensor(hidden), ops.convert_to_tensor(v))
+        np.testing.assert_allclose(
+            ops.convert_to_numpy(scores), hidden @ v, rtol=1e-5, atol=1e-6
+        )
+    if keras.backend.backend() == "jax":
+        return
+    # d sum(scores) / dv is the sum of the hidden vectors, on either path.
+    variable = keras.Variable(v)
+    for run in runs:
+        (grad,) = gradients(
+            lambda: run(ops.convert_to_tensor(hidden), variable.value), [variable]
+        )
+        np.testing.assert_allclose(grad, hidden.sum((0, 1, 2)), rtol=1e-5)
 
 
 def test_best_tokens_take_the_first_of_tied_maxima():

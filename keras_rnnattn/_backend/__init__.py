@@ -10,11 +10,13 @@ a decoding loop reads its stop condition and whether torch compiles its step
 and the encoder before it, which op picks the best token, whether ops run one
 at a time (eager torch), which op computes a cross-entropy and its gradient,
 how a decoding function is compiled, whether a train step may branch with a
-cond, whether a Dense fuses its bias or multiplies by a packed kernel, whether
-loading a preset skips the variables' initializers, and a scalar made on the
-device rather than copied from the host.
+cond, whether a Dense fuses its bias or multiplies by a packed kernel, how an
+additive attention's score multiplies by its vector, whether loading a preset
+skips the variables' initializers, and a scalar made on the device rather than
+copied from the host.
 """
 
+from keras_rnnattn._backend.additive_scores import additive_scores
 from keras_rnnattn._backend.best_tokens import best_log_probs, best_tokens, op_by_op
 from keras_rnnattn._backend.cross_entropy import sparse_cross_entropy
 from keras_rnnattn._backend.fused_dense import dense_2d
@@ -41,6 +43,7 @@ from keras_rnnattn._backend.rnn_kernels import (
 from keras_rnnattn._backend.scalars import device_scalar
 
 __all__ = [
+    "additive_scores",
     "best_log_probs",
     "best_tokens",
     "compiled",

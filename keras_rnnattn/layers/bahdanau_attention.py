@@ -5,6 +5,7 @@ import math
 import keras
 from keras import ops
 
+from keras_rnnattn._backend import additive_scores
 from keras_rnnattn.layers.base_attention import BaseAttention
 
 
@@ -110,7 +111,7 @@ class BahdanauAttention(BaseAttention):
         v = ops.cast(self.v, q.dtype)
         if self.normalize:
             v = ops.cast(self.g, q.dtype) * v * ops.rsqrt(ops.sum(ops.square(v)))
-        return ops.matmul(hidden, ops.expand_dims(v, -1))[..., 0]  # (B, T, S)
+        return additive_scores(hidden, v)  # (B, T, S)
 
     def get_config(self):
         config = super().get_config()
