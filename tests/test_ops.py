@@ -130,7 +130,8 @@ def test_additive_scores_are_the_product_by_v_and_its_gradient():
     variable = keras.Variable(v)
     for run in runs:
         (grad,) = gradients(
-            lambda: run(ops.convert_to_tensor(hidden), variable.value), [variable]
+            lambda run=run: run(ops.convert_to_tensor(hidden), variable.value),
+            [variable],
         )
         np.testing.assert_allclose(grad, hidden.sum((0, 1, 2)), rtol=1e-5)
 
