@@ -11,6 +11,8 @@ import warnings
 import keras
 from keras import ops
 
+import keras_rnnattn._backend.whole_loop as whole_loop
+
 # Torch on an accelerator: the steps between two reads of the stop condition.
 # On the CPU each step has finished when it returns, so the condition is read
 # before every step (no step runs after the last row has ended).
@@ -29,7 +31,7 @@ STEP_RECOMPILE_LIMIT = 64
 
 
 @contextlib.contextmanager
-def step_wrapper(wrap, steady=None):
+def step_wrapper(wrap, steady=None, loop_compiler=None):
     """Within the block, torch decoding loops run `wrap(body)` as their step,
     and `compiled_stage(fn)` is `wrap(fn)`.
 
@@ -42,9 +44,13 @@ def step_wrapper(wrap, steady=None):
         steady: optional `steady() -> context manager`, entered for a loop's
             steps after the first `GUARDED_STEPS`: their inputs are outputs
             of the same step, alike in every property a guard reads.
+        loop_compiler: optional; where given, a loop on the CPU runs its
+            steps after the first as one call of a `while_loop` that
+            `loop_compiler(graph_module, example_inputs)` compiles
+            (`whole_loop.run_rest`; `wrap` compiles the first step).
     """
     _call_a_layer()
-    _STEP_WRAPPERS.append((wrap, steady))
+    _STEP_WRAPPERS.append((wrap, steady, loop_compiler))
     try:
         yield
     finally:
@@ -100,7 +106,11 @@ def compiled_steps(enabled=True):
     import torch
 
     with torch._dynamo.config.patch(recompile_limit=STEP_RECOMPILE_LIMIT):
-        wrapper = step_wrapper(_compiled_caller, _differentiating_guards_only)
+        wrapper = step_wrapper(
+            _compiled_caller,
+            _differentiating_guards_only,
+            whole_loop.compile_loop if whole_loop.ENABLED else None,
+        )
         with (
             _collect_after_compiling(),
             _fast_cpu_tanh(),
@@ -317,7 +327,7 @@ def decoding_loop(cond, body, loop_vars, max_steps, check_every=None):
                 break
             loop_vars = tuple(body(*loop_vars))
         return loop_vars
-    wrap, steady = _STEP_WRAPPERS[-1]
+    wrap, steady, loop_compiler = _STEP_WRAPPERS[-1]
 
     # The wrapped step takes and returns the loop's tensors as one flat tuple:
     # Dynamo then guards, and rebuilds after each step, no nested structure
@@ -330,14 +340,21 @@ def decoding_loop(cond, body, loop_vars, max_steps, check_every=None):
         loop_vars = tuple(body(*keras.tree.pack_sequence_as(template, leaves)))
         return tuple(keras.tree.flatten(loop_vars)), cond(*loop_vars)
 
-    step_and_cond = wrap(step_and_cond)
+    compiled_step = wrap(step_and_cond)
     go_on = cond(*loop_vars)
     leaves = tuple(keras.tree.flatten(loop_vars))
+    first = 0
+    if loop_compiler is not None and check_every == 1:
+        # On the CPU: the steps after the first in one compiled call.
+        key = getattr(body, "__code__", body)
+        leaves, go_on, first = whole_loop.run_rest(
+            step_and_cond, compiled_step, leaves, go_on, max_steps, key, loop_compiler
+        )
     with contextlib.ExitStack() as stack:
-        for step in range(max_steps):
+        for step in range(first, max_steps):
             if step == GUARDED_STEPS and steady is not None:
                 stack.enter_context(steady())
             if step % check_every == 0 and not bool(go_on):
                 break
-            leaves, go_on = step_and_cond(*leaves)
+            leaves, go_on = compiled_step(*leaves)
     return tuple(keras.tree.pack_sequence_as(template, leaves))

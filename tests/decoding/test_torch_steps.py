@@ -6,6 +6,7 @@ import keras
 import numpy as np
 import pytest
 
+from keras_rnnattn._backend import whole_loop
 from keras_rnnattn._backend.loops import step_wrapper
 from keras_rnnattn.models import Translator
 from keras_rnnattn.text import WordTokenizer
@@ -90,9 +91,14 @@ def test_jit_compile_compiles_each_decoding_step_once(monkeypatch):
         np.testing.assert_array_equal(tokens, want[beam][0])
         np.testing.assert_allclose(scores, want[beam][1], rtol=1e-5, atol=1e-6)
     # The encoder (`compiled_stage`), one step per search and beam search's
-    # first call of `next_fn`.
-    assert counters["stats"]["unique_graphs"] == 4
-    assert len(wraps) <= 4  # none where an earlier test made the callers
+    # first call of `next_fn`, and on the CPU each search's loop after its
+    # first step (`whole_loop`), compiled by inductor as a `while_loop`.
+    assert counters["stats"]["unique_graphs"] == 6
+    loops = [key for key in whole_loop._CALLERS if key[2] is whole_loop.compile_loop]
+    assert len(loops) == 2 and not whole_loop._REFUSED
+    # The callers of the encoder and steps, and of the two loops; none where
+    # an earlier test made them.
+    assert len(wraps) <= 6
     wrapped = len(wraps)
     model.generate_ids(source[:2], beam_size=1)  # the batch axis turns dynamic
     graphs = counters["stats"]["unique_graphs"]
