@@ -11,8 +11,10 @@ target tokens each, with
 - a per-sentence beam-4 loop: one sentence at a time, a Python loop over the
   steps calling the same `next_fn` on the 4 hypotheses and choosing them with
   NumPy (how beam search is usually written around a PyTorch seq2seq model);
-- on torch also with `compile(jit_compile=True)`, which runs the step of each
-  decoding loop through `torch.compile` (inductor), compiled in the first call;
+- on torch also with `compile(jit_compile=True)`, which runs the first step of
+  each decoding loop through `torch.compile` (inductor) and the steps after it
+  as one inductor-compiled `while_loop`, compiled in the first call; and the
+  same with a call of the compiled step for every step (`whole_loop` off);
 - plain PyTorch (`pytorch_greedy`, in the torch process): the same model as
   `nn.GRU`, `nn.GRUCell` and `nn.Linear` modules holding the Translator's
   weights, decoded greedily in a Python loop that stops once every row has
@@ -68,6 +70,8 @@ MODE_NAMES = {
 # Torch runs these modes a second time with `compile(jit_compile=True)`.
 COMPILED_MODES = ("greedy", "beam4")
 COMPILED_ROW = "torch, `jit_compile=True`"
+# The same, with every step a call of the compiled step (no `while_loop`).
+STEPS_ROW = "torch, `jit_compile=True`, a call a step"
 # The model of `seq2seq_train.py`'s `feeding` runs, which has a plain PyTorch twin.
 CONFIG = dict(cell="gru", attention="bahdanau", input_feeding=True)
 SIZE = dict(vocab=4000, embedding=128, units=256, source_length=15, max_length=20)
@@ -217,6 +221,10 @@ def ms_per_step(args, size, beam_size):
 def worker(args):
     import numpy as np
 
+    if args.step_by_step:
+        from keras_rnnattn._backend import whole_loop
+
+        whole_loop.ENABLED = False
     model = build_model()
     if args.jit_compile:
         model.compile(jit_compile=True)  # torch: the decoding steps compiled
@@ -303,8 +311,10 @@ def report(results, args):
         f"{args.rounds} round(s) that run every process in turn (each round's "
         f"rate of the compared rows below the tables). The row {COMPILED_ROW}: "
         f"the torch backend with `Translator.compile(jit_compile=True)`, which "
-        f"compiles the step of each decoding loop with `torch.compile` "
-        f"(inductor)."
+        f"compiles the first step of each decoding loop with `torch.compile` "
+        f"(inductor) and runs the steps after it as one inductor-compiled "
+        f"`while_loop`; the row {STEPS_ROW}: the same with one call of the "
+        f"compiled step for every step."
         + (
             " Smoke run (`--quick`): too few repetitions to trust."
             if args.quick
@@ -433,6 +443,11 @@ def main():
     add_worker_arguments(
         parser, "mode", MODES, "torch: skip the runs with `jit_compile=True`"
     )
+    parser.add_argument(
+        "--step-by-step",
+        action="store_true",
+        help="worker: torch `jit_compile=True` with a compiled call a step",
+    )
     args = parser.parse_args()
     quick = args.quick
     args.sentences = args.sentences or (16 if quick else 64)
@@ -458,6 +473,7 @@ def main():
                 argv += ["--repeats", args.repeats, "--threads", args.threads]
                 argv += ["--jit-compile"]
                 cells.append((COMPILED_ROW, mode, backend, argv))
+                cells.append((STEPS_ROW, mode, backend, argv + ["--step-by-step"]))
     runs = {}
     for _ in range(args.rounds):
         for row, mode, backend, argv in cells:
