@@ -75,10 +75,13 @@ def _call_a_layer():
 def compiled_steps(enabled=True):
     """Within the block, torch decoding loops run their step through `torch.compile`.
 
+    On the CPU a loop's steps after the first run as one inductor-compiled
+    `while_loop` over the step's graph (`whole_loop.run_rest`, where
+    `whole_loop.ENABLED`); on an accelerator each step is a compiled call.
     The step is compiled once per model, search setting and kind of input
     (Dynamo caches it on the step's code, guarded by the model and the
-    shapes; a batch size unlike the first one compiles once more with the
-    batch axis dynamic) and reused by every later call: what compiling saves
+    shapes; each new batch size or source length compiles again) and reused
+    by every later call: what compiling saves
     is torch's per-op dispatch, and on a GPU one kernel launch per fused
     group of ops. The first call pays the compilation (seconds on a CPU).
     The tokens are those of the eager step up to float rounding in fused

@@ -27,8 +27,9 @@ def run_rest(step, compiled_step, leaves, go_on, max_steps, key, compiler):
     there). The tensors a step returns as it received them (learnt from the
     first step: the same objects come back) stay out of the carried ones, as
     `while_loop` wants. Where the graph is not one a loop can carry (a count
-    of outputs that differs, as when a step returns one tensor twice), the
-    backend compiles the step alone and this loop goes on step by step;
+    of outputs that differs, as when a step returns in one place a tensor it
+    received in another), the backend compiles the step alone and this loop
+    goes on step by step;
     where Dynamo cannot trace the step as one graph, every later loop of that
     `key` does. Shapes are static: each new shape compiles its own loop.
 

@@ -58,9 +58,8 @@ def test_a_translators_decoding_step_compiles_as_one_graph(beam_size):
 def test_jit_compile_compiles_each_decoding_step_once(monkeypatch):
     # `compile(jit_compile=True)` (Keras's torch.compile switch) compiles the
     # step of each search with inductor on the first call and reuses it: a
-    # later call, and a batch of another size after the one recompile that
-    # makes the batch axis dynamic, compile nothing, and wrap nothing in
-    # `torch.compile` anew (1.3 ms a wrap). Tokens as eager.
+    # later call, and a batch of a size compiled before, compile nothing, and
+    # wrap nothing in `torch.compile` anew (1.3 ms a wrap). Tokens as eager.
     import torch
     from torch._dynamo.utils import counters
 
@@ -100,7 +99,7 @@ def test_jit_compile_compiles_each_decoding_step_once(monkeypatch):
     # an earlier test made them.
     assert len(wraps) <= 6
     wrapped = len(wraps)
-    model.generate_ids(source[:2], beam_size=1)  # the batch axis turns dynamic
+    model.generate_ids(source[:2], beam_size=1)  # another size: compiles
     graphs = counters["stats"]["unique_graphs"]
     for beam in (1, 4):
         model.generate_ids(source, beam_size=beam)
