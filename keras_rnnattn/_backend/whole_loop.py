@@ -47,9 +47,11 @@ def run_rest(step, compiled_step, leaves, go_on, max_steps, key, compiler):
             fit, the step's.
 
     Returns:
-        `(leaves, go_on, steps)`: the values after the steps run here, the
-        condition of the next step, and the count of steps run (the caller
-        goes on step by step while `go_on`, where the trace was refused).
+        `(leaves, go_on, step)`: the values after the steps run here, the
+        condition of the next step, and the index of the step the caller's
+        step-by-step loop goes on from while `go_on` (the count of steps run
+        where the trace was refused or the step was compiled alone; `go_on`
+        is False where the `while_loop` ran).
     """
     import torch
 
@@ -137,7 +139,7 @@ def _loop_backend(gm, example_inputs, compiler):
     if loop is not None:
         try:
             return compiler(loop, example_inputs)
-        except Exception:  # a body `while_loop` refuses (an input mutated)
+        except Exception:  # whatever inductor or `while_loop` refuses
             pass
     return compiler(gm, example_inputs)
 
