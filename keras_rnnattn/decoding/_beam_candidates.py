@@ -23,7 +23,8 @@ def best_candidates(logits, alive_log_probs, num_candidates, chunk_size=CHUNK_SI
     chunk bests. A chunk's best
     score is that of its largest logit (each step of the formula rounds
     monotonically), so one pass over the logits gives every chunk's best
-    alongside the beam's maximum, and only the `C * chunk_size` scores of the
+    (and the beam's maximum, their largest), a second the log-softmax's sum,
+    and only the `C * chunk_size` scores of the
     chosen chunks are computed and sorted (a beam-4 step of a 4,000-token
     model: the `(256, 4,000)` log-softmax and the top-k of 64 x 16,000 scores
     become reductions over the logits and a top-k of 64 x 1,024). The chunks
@@ -68,10 +69,9 @@ def best_candidates(logits, alive_log_probs, num_candidates, chunk_size=CHUNK_SI
         scores, ids = ops.top_k(ops.reshape(scores, (-1, k * v)), num_candidates)
         return scores, ops.cast(ids, "int32")
 
-    # Per beam: the maximum, the log of the shifted exponentials' sum, each
-    # chunk's largest logit.
-    top = ops.amax(logits, axis=-1)  # (B * K,)
-    log_sum = ops.log(ops.sum(ops.exp(logits - top[:, None]), axis=-1))  # (B * K,)
+    # Per beam: each chunk's largest logit, the maximum (the largest of
+    # those, so the logits are read twice, not three times), the log of the
+    # shifted exponentials' sum.
     whole = v // chunk_size  # chunks without the last, shorter one
     chunk_top = ops.amax(
         ops.reshape(logits[:, : whole * chunk_size], (-1, whole, chunk_size)), axis=-1
@@ -79,6 +79,8 @@ def best_candidates(logits, alive_log_probs, num_candidates, chunk_size=CHUNK_SI
     if whole < num_chunks:
         rest = ops.amax(logits[:, whole * chunk_size :], axis=-1, keepdims=True)
         chunk_top = ops.concatenate([chunk_top, rest], axis=-1)  # (B * K, G)
+    top = ops.amax(chunk_top, axis=-1)  # (B * K,)
+    log_sum = ops.log(ops.sum(ops.exp(logits - top[:, None]), axis=-1))  # (B * K,)
     alive = ops.reshape(alive_log_probs, (-1,))  # (B * K,)
 
     # The log-softmax's formula, as `ops.log_softmax` rounds it.
