@@ -11,10 +11,10 @@ target tokens each, with
 - a per-sentence beam-4 loop: one sentence at a time, a Python loop over the
   steps calling the same `next_fn` on the 4 hypotheses and choosing them with
   NumPy (how beam search is usually written around a PyTorch seq2seq model);
-- on torch also with `compile(jit_compile=True)`, which runs the first step of
-  each decoding loop through `torch.compile` (inductor) and the steps after it
-  as one inductor-compiled `while_loop`, compiled in the first call; and the
-  same with a call of the compiled step for every step (`whole_loop` off);
+- on torch also with `compile(jit_compile=True)`, which runs the steps of each
+  decoding loop as one `while_loop` that `torch.compile` traces and inductor
+  compiles, in the first call; and the same with a call of the compiled step
+  for every step (`whole_loop` off);
 - plain PyTorch (`pytorch_greedy`, in the torch process): the same model as
   `nn.GRU`, `nn.GRUCell` and `nn.Linear` modules holding the Translator's
   weights, decoded greedily in a Python loop that stops once every row has
@@ -311,9 +311,9 @@ def report(results, args):
         f"{args.rounds} round(s) that run every process in turn (each round's "
         f"rate of the compared rows below the tables). The row {COMPILED_ROW}: "
         f"the torch backend with `Translator.compile(jit_compile=True)`, which "
-        f"compiles the first step of each decoding loop with `torch.compile` "
-        f"(inductor) and runs the steps after it as one inductor-compiled "
-        f"`while_loop`; the row {STEPS_ROW}: the same with one call of the "
+        f"runs the steps of each decoding loop as one `while_loop` traced by "
+        f"`torch.compile` and compiled by inductor; the row {STEPS_ROW}: the "
+        f"same with one call of the "
         f"compiled step for every step."
         + (
             " Smoke run (`--quick`): too few repetitions to trust."

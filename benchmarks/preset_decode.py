@@ -8,9 +8,9 @@ demo's and the longer ones of `scripts/gpu_check.py`, repeated) with
 `Translator.translate`: tokenizing, the batched search, detokenizing. Greedy and
 beam 4 with the preset's length penalty. The search stops once every sentence
 has ended, so its steps are those of real sentences. Torch runs twice: eager,
-and with `compile(jit_compile=True)`, which compiles the first step of the
-decoding loop with `torch.compile` and the steps after it as one `while_loop`
-(inductor; the first call holds the compilation).
+and with `compile(jit_compile=True)`, which runs the steps of the decoding
+loop as one `while_loop` traced by `torch.compile` and compiled by inductor
+(the first call holds the compilation).
 Each (backend, mode) runs in a fresh process pinned to one CPU: a first call,
 then `--repeats` timed calls; sentences/s of the median call. The processes run
 `--rounds` times in turn (3), and each cell keeps its median round.
@@ -87,9 +87,9 @@ def report(results, args):
         f"{args.repeats} calls after a first call that holds the compilation "
         f"(its seconds in the last column), in the median of {args.rounds} "
         f"round(s) that run every process in turn. The row {COMPILED_ROW}: "
-        "`Translator.compile(jit_compile=True)` on torch: the first step of "
-        "each decoding loop compiled by `torch.compile` and the steps after it "
-        "as one inductor-compiled `while_loop`."
+        "`Translator.compile(jit_compile=True)` on torch: the steps of each "
+        "decoding loop as one `while_loop` traced by `torch.compile` and "
+        "compiled by inductor."
         + (" Smoke run (`--quick`): too few calls to trust." if args.quick else "")
         + "\n"
     )

@@ -7,8 +7,8 @@ update of `InPlaceAdam`); `tests/test_package.py` keeps that list. Each
 function here is a driver choice that never changes a result: which kernel runs
 a recurrence, whether a loop over time is `ops.scan` or a Python loop, how often
 a decoding loop reads its stop condition and whether torch compiles its step
-and the encoder before it (and on the CPU its steps after the first as one
-`while_loop`), which op picks the best token, whether ops run one
+and the encoder before it (and on the CPU its steps as one `while_loop`),
+which op picks the best token, whether ops run one
 at a time (eager torch), which op computes a cross-entropy and its gradient,
 how a decoding function is compiled, whether a train step may branch with a
 cond, whether a Dense fuses its bias or multiplies by a packed kernel, how an

@@ -45,9 +45,10 @@ def step_wrapper(wrap, steady=None, loop_compiler=None):
             steps after the first `GUARDED_STEPS`: their inputs are outputs
             of the same step, alike in every property a guard reads.
         loop_compiler: optional; where given, a loop on the CPU runs its
-            steps after the first as one call of a `while_loop` that
+            steps as one call of a `while_loop` that
             `loop_compiler(graph_module, example_inputs)` compiles
-            (`whole_loop.run_rest`; `wrap` compiles the first step).
+            (`whole_loop.run_loop`; `wrap` compiles the step where Dynamo
+            cannot trace it as one graph).
     """
     _call_a_layer()
     _STEP_WRAPPERS.append((wrap, steady, loop_compiler))
@@ -75,8 +76,8 @@ def _call_a_layer():
 def compiled_steps(enabled=True):
     """Within the block, torch decoding loops run their step through `torch.compile`.
 
-    On the CPU a loop's steps after the first run as one inductor-compiled
-    `while_loop` over the step's graph (`whole_loop.run_rest`, where
+    On the CPU a loop's steps run as one inductor-compiled
+    `while_loop` over the step's graph (`whole_loop.run_loop`, where
     `whole_loop.ENABLED`); on an accelerator each step is a compiled call.
     The step is compiled once per model, search setting and kind of input
     (Dynamo caches it on the step's code, guarded by the model and the
@@ -348,10 +349,10 @@ def decoding_loop(cond, body, loop_vars, max_steps, check_every=None):
     leaves = tuple(keras.tree.flatten(loop_vars))
     first = 0
     if loop_compiler is not None and check_every == 1:
-        # On the CPU: the steps after the first in one compiled call.
+        # On the CPU: the steps in one compiled call.
         key = getattr(body, "__code__", body)
-        leaves, go_on, first = whole_loop.run_rest(
-            step_and_cond, compiled_step, leaves, go_on, max_steps, key, loop_compiler
+        leaves, go_on, first = whole_loop.run_loop(
+            step_and_cond, leaves, go_on, max_steps, key, loop_compiler
         )
     with contextlib.ExitStack() as stack:
         for step in range(first, max_steps):

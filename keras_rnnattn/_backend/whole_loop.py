@@ -1,42 +1,44 @@
-"""Torch on the CPU: a compiled decoding loop's steps after the first as one
-call, a `while_loop` over the step's graph that inductor's C++ wrapper runs."""
+"""Torch on the CPU: a compiled decoding loop's steps as one call, a
+`while_loop` over the step's graph that inductor's C++ wrapper runs."""
 
 import functools
 import operator
 import types
 
-# Whether `compiled_steps` runs a CPU loop's steps after the first as one call.
+# Whether `compiled_steps` runs a CPU loop's steps as one call.
 ENABLED = True
-# The callers of `run_rest`, one per code of a loop's body, count of carried
-# tensors and compiler.
+# The callers of `run_loop`, one per code of a loop's body, count of tensors
+# and compiler.
 _CALLERS = {}
 # The keys of `_CALLERS` whose step Dynamo would not trace as one graph: their
 # loops run step by step.
 _REFUSED = set()
+# The step being traced: whether it returns each input as it came.
+_PASSED = []
 
 
-def run_rest(step, compiled_step, leaves, go_on, max_steps, key, compiler):
-    """Runs a loop's steps after its first in one compiled call.
+def run_loop(step, leaves, go_on, max_steps, key, compiler):
+    """Runs a loop's steps in one compiled call.
 
     Each call of a compiled step costs torch about 0.4 ms on the CPU besides
     its arithmetic (Dynamo's frame and cache lookup, the AOT wrapper,
     inductor's Python wrapper), where XLA runs one `while`. Here Dynamo traces
-    one step of the tensors it changes, with all its guards, and hands the
-    graph to a backend that compiles a `while_loop` over it (`compile_loop`:
-    the loop runs in inductor's C++ wrapper, which reads the condition
-    there). The tensors a step returns as it received them (learnt from the
-    first step: the same objects come back) stay out of the carried ones, as
-    `while_loop` wants. Where the graph is not one a loop can carry (a count
-    of outputs that differs, as when a step returns in one place a tensor it
-    received in another), the backend compiles the step alone and this loop
-    goes on step by step;
-    where Dynamo cannot trace the step as one graph, every later loop of that
-    `key` does. Shapes are static: each new shape compiles its own loop.
+    one step, with all its guards, and hands the graph to a backend that
+    compiles a `while_loop` over it (`compile_loop`: the loop runs in
+    inductor's C++ wrapper, which reads the condition there). The tensors a
+    step returns as it received them stay out of the carried ones, as
+    `while_loop` wants; Dynamo's graph does not output them, so the step
+    notes which they are while it is traced (`_note_passed`). Where the graph
+    is not one a loop can carry (a count of outputs that differs, as when a
+    step returns in one place a tensor it received in another), the backend
+    compiles the step alone and this loop goes on step by step; where Dynamo
+    cannot trace the step as one graph, every later loop of that `key`
+    leaves the steps to the caller. Shapes are static: each new shape
+    compiles its own loop.
 
     Args:
         step: `step(*leaves) -> (leaves, go_on)`, one step and the condition
             of the next, of a tuple of tensors.
-        compiled_step: `step` compiled alone, for the first step.
         leaves: tuple of tensors, the loop's values before the first step.
         go_on: scalar bool tensor, whether the first step is to run.
         max_steps: Python int, the most steps (the condition is False after
@@ -49,48 +51,45 @@ def run_rest(step, compiled_step, leaves, go_on, max_steps, key, compiler):
     Returns:
         `(leaves, go_on, step)`: the values after the steps run here, the
         condition of the next step, and the index of the step the caller's
-        step-by-step loop goes on from while `go_on` (the count of steps run
-        where the trace was refused or the step was compiled alone; `go_on`
-        is False where the `while_loop` ran).
+        step-by-step loop goes on from while `go_on` (0 where the trace was
+        refused; `go_on` is False where the `while_loop` ran).
     """
     import torch
+    from torch._dynamo.comptime import comptime
 
     if not bool(go_on):
         return leaves, go_on, 0
-    new, go_on = compiled_step(*leaves)
-    if max_steps <= 1 or not bool(go_on):
-        return new, go_on, 1
-    carried = tuple(i for i, (a, b) in enumerate(zip(new, leaves)) if a is not b)
-    fixed = tuple(None if i in carried else leaf for i, leaf in enumerate(new))
-    key = (key, len(carried), compiler)
+    key = (key, len(leaves), compiler)
     if key in _REFUSED:
-        return new, go_on, 1
+        return leaves, go_on, 0
     caller = _caller(key, compiler)
 
-    def rest(*values):
-        full = list(fixed)
-        for i, value in zip(carried, values):
-            full[i] = value
-        out, go = step(*full)
-        return tuple(out[i] for i in carried) + (go,)
+    def one_step(*values):
+        out, go = step(*values)
+        # Known when traced; `comptime` reads it by name then.
+        passed = tuple(a is b for a, b in zip(out, values))  # noqa: F841
+        comptime(lambda ctx: _note_passed(ctx.get_local("passed")))
+        return tuple(out) + (go,)
 
-    values = tuple(new[i] for i in carried)
     try:
-        *values, go_on = caller(rest, *values)
+        *values, go_on = caller(one_step, *leaves)
     except torch._dynamo.exc.TorchDynamoException:
         # Not one graph (a read back to the host, say): step by step, where
         # any error of the step's own is raised again.
         _REFUSED.add(key)
-        return new, go_on, 1
+        return leaves, go_on, 0
     # A step compiled alone (the backend's fallback) returns after one step.
-    steps = 2
+    steps = 1
     while steps < max_steps and bool(go_on):
-        *values, go_on = caller(rest, *values)
+        *values, go_on = caller(one_step, *values)
         steps += 1
-    full = list(fixed)
-    for i, value in zip(carried, values):
-        full[i] = value
-    return tuple(full), go_on, steps
+    return tuple(values), go_on, steps
+
+
+def _note_passed(passed):
+    """At trace time: which of the traced step's inputs it returns as they
+    came (a `ComptimeVar` of a tuple of bools), for `_loop_backend`."""
+    _PASSED[:] = [passed.as_python_constant()]
 
 
 def compile_loop(gm, example_inputs):
@@ -132,10 +131,11 @@ def _caller(key, compiler):
 
 
 def _loop_backend(gm, example_inputs, compiler):
-    """A `torch.compile` backend: the graph of one step of `run_rest`'s
-    `rest`, compiled as a `while_loop` that runs it until its condition is
-    False; the step alone where its graph does not fit."""
-    loop = _while_graph(gm)
+    """A `torch.compile` backend: the graph of one step of `run_loop`'s
+    `one_step`, compiled as a `while_loop` that runs it until its condition
+    is False; the step alone where its graph does not fit."""
+    passed = _PASSED.pop() if _PASSED else None
+    loop = None if passed is None else _while_graph(gm, passed)
     if loop is not None:
         try:
             return compiler(loop, example_inputs)
@@ -144,14 +144,16 @@ def _loop_backend(gm, example_inputs, compiler):
     return compiler(gm, example_inputs)
 
 
-def _while_graph(gm):
+def _while_graph(gm, passed):
     """The graph of `while_loop(cond, step, carried + (go,), others)` for the
     graph of one step, or None.
 
-    The step's inputs are the carried tensors, `rest`'s arguments (Dynamo's
-    source `L['args'][i]`), and the tensors it reads besides (weights, the
-    encoder's outputs), which the loop passes to every step. Its outputs are
-    the carried tensors in their order, then the condition.
+    The step's inputs are the loop's tensors, `one_step`'s arguments
+    (Dynamo's source `L['args'][i]`), and the tensors it reads besides
+    (weights), which the loop passes to every step. Its outputs are the
+    tensors it does not return as they came (`passed`), in their order,
+    then the condition; those are the carried ones, and the tensors passed
+    through are passed to every step.
     """
     import torch
     import torch.fx as fx
@@ -160,16 +162,19 @@ def _while_graph(gm):
     inputs = [node for node in gm.graph.nodes if node.op == "placeholder"]
     (outputs,) = [node for node in gm.graph.nodes if node.op == "output"]
     outputs = outputs.args[0]
-    count = len(outputs) - 1
     position = {}
     for j, node in enumerate(inputs):
         source = getattr(node.meta.get("grapharg"), "source", None)
         name = getattr(source, "name", "")
         if name.startswith("L['args'][") and name.count("[") == 2:
             position[int(name[len("L['args'][") : -1])] = j
-    if count < 1 or sorted(position) != list(range(count)):
+    slots = [i for i, same in enumerate(passed) if not same]
+    count = len(slots)
+    if count < 1 or len(outputs) != count + 1:
         return None
-    carried = [position[i] for i in range(count)]
+    if any(i not in position for i in slots):
+        return None
+    carried = [position[i] for i in slots]
     for i, j in enumerate(carried):
         meta = (getattr(outputs[i], "meta", None) or {}).get("example_value")
         value = inputs[j].meta.get("example_value")

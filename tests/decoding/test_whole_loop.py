@@ -1,5 +1,5 @@
-"""Torch on the CPU: a compiled decoding loop's steps after the first run as
-one `while_loop` over the step's graph (with inductor under `jit_compile=True`:
+"""Torch on the CPU: a compiled decoding loop's steps run as one
+`while_loop` over the step's graph (with inductor under `jit_compile=True`:
 `test_torch_steps.py::test_jit_compile_compiles_each_decoding_step_once`)."""
 
 import functools
@@ -54,7 +54,7 @@ def translators():
     return models
 
 
-def test_a_loops_steps_after_the_first_run_as_one_while_loop():
+def test_a_loops_steps_run_as_one_while_loop():
     # Two models (other weights, sizes and attention), greedy and beam search
     # with alignments, called in turn: each gives its eager tokens, scores and
     # alignments, and each search's loop graph is built once (Dynamo's
@@ -78,8 +78,40 @@ def test_a_loops_steps_after_the_first_run_as_one_while_loop():
             for value, reference in zip(got[1:], expected[1:]):
                 np.testing.assert_allclose(value, reference, rtol=1e-5, atol=1e-6)
     # One loop for each of the first two runs; the third reuses the first's.
+    # No step is compiled alone: the first step runs in the loop too.
     assert compiler.loops == 2
     assert compiler.steps == 0
+
+
+def test_tensors_a_step_passes_through_are_not_carried():
+    # A step that returns some tensors as they came, one it reads and one it
+    # does not: they are passed to every step, the others carried, in one
+    # loop, to the step-by-step result.
+    import torch
+
+    torch._dynamo.reset()
+    compiler = LoopCompiler()
+
+    def cond(i, memory, total, unread):
+        return i < 4
+
+    def body(i, memory, total, unread):
+        return i + 1, memory, total + memory * ops_float(i), unread
+
+    def ops_float(i):
+        return keras.ops.cast(i, "float32")
+
+    memory = keras.ops.array([1.0, 2.0])
+    unread = keras.ops.array([7, 8, 9])
+    start = (keras.ops.array(0), memory, keras.ops.zeros((2,)), unread)
+    compile_step = functools.partial(loops._compiled_caller, backend="eager")
+    with step_wrapper(compile_step, None, compiler):
+        i, got_memory, total, got_unread = decoding_loop(cond, body, start, 10)
+    assert int(i) == 4
+    np.testing.assert_array_equal(total, [6.0, 12.0])  # (0 + 1 + 2 + 3) * memory
+    np.testing.assert_array_equal(got_memory, [1.0, 2.0])
+    np.testing.assert_array_equal(got_unread, [7, 8, 9])
+    assert compiler.loops == 1 and compiler.steps == 0
 
 
 def test_a_loop_runs_its_steps_in_the_loop_not_one_call_each():
