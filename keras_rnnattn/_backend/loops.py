@@ -7,6 +7,7 @@ import functools
 import gc
 import types
 import warnings
+import weakref
 
 import keras
 from keras import ops
@@ -131,6 +132,8 @@ def compiled_steps(enabled=True):
 
 # `_compiled_caller`'s compiled callers, one per code of a step or stage.
 _CALLERS = {}
+# The codes of the methods each owner has run once eagerly (`_first_eagerly`).
+_RAN = weakref.WeakKeyDictionary()
 
 
 def _call(fn, *args):
@@ -181,8 +184,29 @@ def _compiled_caller(fn, backend="inductor"):
         )
         _CALLERS[key] = caller
     if method is not None:
-        return functools.partial(caller, method, fn.__self__)
+        compiled = functools.partial(caller, method, fn.__self__)
+        ran = _RAN.setdefault(fn.__self__, set())
+        if code not in ran:
+            return functools.partial(_first_eagerly, compiled, fn, ran, code)
+        return compiled
     return functools.partial(caller, fn)
+
+
+def _first_eagerly(compiled, fn, ran, code, *args):
+    """`compiled(*args)`, after running `fn(*args)` eagerly once for its owner.
+
+    Keras sets a layer's `_parent_path` at the layer's first call. A method
+    that Dynamo traced before some of its layers were ever called (a model
+    just loaded, whose dropout layers have not run) is guarded on that
+    attribute being unset, so its second call compiled it again (3.6 s for
+    the Ding preset's encoder on one CPU thread). Run eagerly first, the
+    method sets what Keras sets, and the compiled result is the one every
+    later call gets.
+    """
+    if code not in ran:
+        fn(*args)
+        ran.add(code)
+    return compiled(*args)
 
 
 @contextlib.contextmanager

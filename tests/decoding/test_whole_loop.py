@@ -195,3 +195,26 @@ def test_a_step_dynamo_cannot_trace_whole_runs_step_by_step():
             assert (int(i), float(total)) == (4, 8.0)
     assert compiler.loops == 0
     assert len([key for key in whole_loop._REFUSED if key[0] is body.__code__]) == 1
+
+
+def test_a_models_second_compiled_call_compiles_nothing():
+    # Keras sets a layer's `_parent_path` at the layer's first call. An
+    # encoder traced before its dropout layer was ever called (a model just
+    # loaded, dropout > 0) was guarded on it being unset, so the second call
+    # compiled the encoder again (3.6 s for the Ding preset). Tokens as eager.
+    import torch
+    from torch._dynamo.utils import counters
+
+    tokenizer = WordTokenizer().fit(["a b c d e f g h"])
+    model = Translator(tokenizer, tokenizer, embedding_dim=8, units=8, dropout=0.2)
+    source = model.encode_source(["a b c", "d e f g h", "h g"])
+    torch._dynamo.reset()
+    counters.clear()
+    compile_step = functools.partial(loops._compiled_caller, backend="eager")
+    with step_wrapper(compile_step, None, LoopCompiler()):
+        once = model.generate_ids(source, max_length=7)
+        graphs = counters["stats"]["unique_graphs"]
+        again = model.generate_ids(source, max_length=7)
+    assert graphs > 0 and counters["stats"]["unique_graphs"] == graphs
+    np.testing.assert_array_equal(once[0], again[0])
+    np.testing.assert_array_equal(once[0], model.generate_ids(source, max_length=7)[0])
