@@ -96,10 +96,7 @@ def test_tensors_a_step_passes_through_are_not_carried():
         return i < 4
 
     def body(i, memory, total, unread):
-        return i + 1, memory, total + memory * ops_float(i), unread
-
-    def ops_float(i):
-        return keras.ops.cast(i, "float32")
+        return i + 1, memory, total + memory * keras.ops.cast(i, "float32"), unread
 
     memory = keras.ops.array([1.0, 2.0])
     unread = keras.ops.array([7, 8, 9])
