@@ -11,8 +11,9 @@ def dense_2d(layer, x):
     runs a matmul, then a separate add over the whole `(N, units)` output: at
     the Translator's output layer, 1920 x 8000 logits, that add took a fifth of
     the layer's forward time on CPU). In a compiled torch step without
-    gradients on the CPU (a decoding step), oneDNN's product with the kernel
-    packed once (`packed_linear`). Every other case, including other backends,
+    gradients on the CPU (a decoding step), a large product goes through
+    `packed_linear`: oneDNN's product with the kernel packed once, or `addmm`,
+    whichever ran faster for its shape. Every other case, including other backends,
     a Dense with an activation, no bias, LoRA or quantization, calls the layer.
 
     Args:

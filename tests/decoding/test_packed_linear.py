@@ -21,15 +21,25 @@ def _dense(units, d, seed):
     return layer
 
 
-def test_compiled_dense_packs_its_kernel_once_and_follows_new_values():
+def _rows(n, d, seed=2):
+    import torch
+
+    return torch.as_tensor(
+        np.random.default_rng(seed).normal(size=(n, d)), dtype=torch.float32
+    )
+
+
+def test_compiled_dense_packs_its_kernel_once_and_follows_new_values(monkeypatch):
     import torch
 
     if packed_linear._OP is None:
         pytest.skip("PyTorch without oneDNN")
+    # A small product, through the op, on the packed kernel.
+    monkeypatch.setattr(packed_linear, "MIN_MULTIPLY_ADDS", 0)
+    key = (5, 24, 300, torch.get_num_threads())
+    monkeypatch.setitem(packed_linear._FASTER, key, True)
     first, second = _dense(300, 24, 0), _dense(300, 24, 1)
-    x = torch.as_tensor(
-        np.random.default_rng(2).normal(size=(5, 24)), dtype=torch.float32
-    )
+    x = _rows(5, 24)
     torch._dynamo.reset()
     compiled = torch.compile(dense_2d, fullgraph=True, backend="eager")
 
@@ -49,6 +59,64 @@ def test_compiled_dense_packs_its_kernel_once_and_follows_new_values():
     first.kernel.assign(first.kernel.numpy() * -2.0)  # new values: packed again
     check(first)
     assert packed_linear._PACKED[id(first.kernel.value)][3] is not entry[3]
+
+
+def test_the_op_measures_both_products_once_per_shape_and_keeps_the_faster(
+    monkeypatch,
+):
+    import torch
+
+    if packed_linear._OP is None:
+        pytest.skip("PyTorch without oneDNN")
+    monkeypatch.setattr(packed_linear, "MIN_MULTIPLY_ADDS", 0)
+    monkeypatch.setattr(packed_linear, "_FASTER", {})
+    timings = []
+    measure = packed_linear._packed_is_faster
+
+    def counted(*args):
+        timings.append(args[0].shape[0])
+        return measure(*args)
+
+    monkeypatch.setattr(packed_linear, "_packed_is_faster", counted)
+    layer = _dense(64, 32, 4)
+    torch._dynamo.reset()
+    compiled = torch.compile(dense_2d, fullgraph=True, backend="eager")
+    want = lambda x: x.numpy() @ layer.kernel.numpy() + layer.bias.numpy()  # noqa: E731
+    with torch.no_grad():
+        for rows in (6, 6, 9, 6):
+            x = _rows(rows, 32, seed=rows)
+            np.testing.assert_allclose(
+                compiled(layer, x).numpy(), want(x), rtol=1e-4, atol=1e-4
+            )
+    assert timings == [6, 9]  # once for each count of rows
+    threads = torch.get_num_threads()
+    assert set(packed_linear._FASTER) == {(6, 32, 64, threads), (9, 32, 64, threads)}
+
+    # Where `addmm` measured faster, the kernel is never packed.
+    other = _dense(64, 32, 5)
+    packed_linear._FASTER[(7, 32, 64, threads)] = False
+    with torch.no_grad():
+        x = _rows(7, 32)
+        got = compiled(other, x).numpy()
+    want = x.numpy() @ other.kernel.numpy() + other.bias.numpy()
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+    assert id(other.kernel.value) not in packed_linear._PACKED
+
+
+def test_a_small_product_keeps_addmm_in_the_compiled_graph():
+    # Below `MIN_MULTIPLY_ADDS` the op is never called: nothing measured or packed.
+    import torch
+
+    layer = _dense(300, 24, 6)
+    assert 5 * 24 * 300 < packed_linear.MIN_MULTIPLY_ADDS
+    torch._dynamo.reset()
+    compiled = torch.compile(dense_2d, fullgraph=True, backend="eager")
+    with torch.no_grad():
+        got = compiled(layer, _rows(5, 24)).numpy()
+    want = _rows(5, 24).numpy() @ layer.kernel.numpy() + layer.bias.numpy()
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+    assert id(layer.kernel.value) not in packed_linear._PACKED
+    assert (5, 24, 300, torch.get_num_threads()) not in packed_linear._FASTER
 
 
 def test_training_and_eager_calls_keep_the_plain_product():
