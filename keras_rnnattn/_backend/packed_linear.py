@@ -1,4 +1,5 @@
-"""A Dense of a compiled torch decoding step on the CPU, on oneDNN's packed weights.
+"""A Dense of a compiled torch decoding step on the CPU, on oneDNN's packed weights
+where they are faster.
 
 oneDNN multiplies faster by a weight laid out in its own blocked format, packed
 once ("prepacked"), than ATen's `addmm` does by the plain weight on some
@@ -92,6 +93,8 @@ def _define_op():
         faster = _FASTER.get(key)
         if faster is None:
             faster = _FASTER[key] = _packed_is_faster(x, kernel, bias)
+            if not faster:  # no packed copy kept for nothing
+                _PACKED.pop(id(kernel), None)
         if not faster:
             return torch.addmm(bias, x, kernel)
         return _linear(x, _pack(kernel), bias)

@@ -91,6 +91,23 @@ def test_the_op_measures_both_products_once_per_shape_and_keeps_the_faster(
     assert timings == [6, 9]  # once for each count of rows
     threads = torch.get_num_threads()
     assert set(packed_linear._FASTER) == {(6, 32, 64, threads), (9, 32, 64, threads)}
+    # A packed copy is kept only where the packed product won for a shape.
+    won = [packed_linear._FASTER[(rows, 32, 64, threads)] for rows in (6, 9)]
+    assert (id(layer.kernel.value) in packed_linear._PACKED) == any(won)
+
+    # Where `addmm` is timed faster, the packed copy the timing made is dropped.
+    third = _dense(64, 32, 7)
+    monkeypatch.setattr(
+        packed_linear, "_packed_is_faster", lambda *args: measure(*args) and False
+    )
+    with torch.no_grad():
+        x = _rows(8, 32)
+        got = compiled(third, x).numpy()
+    np.testing.assert_allclose(
+        got, x.numpy() @ third.kernel.numpy() + third.bias.numpy(), rtol=1e-4, atol=1e-4
+    )
+    assert packed_linear._FASTER[(8, 32, 64, threads)] is False
+    assert id(third.kernel.value) not in packed_linear._PACKED
 
     # Where `addmm` measured faster, the kernel is never packed.
     other = _dense(64, 32, 5)
