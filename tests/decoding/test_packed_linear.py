@@ -81,7 +81,10 @@ def test_the_op_measures_both_products_once_per_shape_and_keeps_the_faster(
     layer = _dense(64, 32, 4)
     torch._dynamo.reset()
     compiled = torch.compile(dense_2d, fullgraph=True, backend="eager")
-    want = lambda x: x.numpy() @ layer.kernel.numpy() + layer.bias.numpy()  # noqa: E731
+
+    def want(x):
+        return x.numpy() @ layer.kernel.numpy() + layer.bias.numpy()
+
     with torch.no_grad():
         for rows in (6, 6, 9, 6):
             x = _rows(rows, 32, seed=rows)
