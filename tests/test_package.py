@@ -264,8 +264,6 @@ BACKEND_CALLS_ALLOWED = {
     "keras_rnnattn/demo.py": "prints the backend",
     "keras_rnnattn/decoding/sampling.py": "a seeded draw on TensorFlow names its "
     "algorithm (draw_uniforms)",
-    "keras_rnnattn/models/_optimizers.py": "InPlaceAdam's torch update overrides "
-    "Keras's per-backend optimizer hooks",
 }
 
 

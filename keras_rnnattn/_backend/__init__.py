@@ -2,14 +2,14 @@
 
 Outside this package the library does not branch on `keras.backend.backend()`,
 but where a file says in a comment why (metadata that records the backend,
-export's choice of a TensorFlow subprocess, the seeded sampler, the torch
-update of `InPlaceAdam`); `tests/test_package.py` keeps that list. Each
-function here is a driver choice that never changes a result: which kernel runs
-a recurrence, whether a loop over time is `ops.scan` or a Python loop, how often
-a decoding loop reads its stop condition and whether torch compiles its step
-and the encoder before it (and on the CPU its steps as one `while_loop`),
-which op picks the best token, whether ops run one
-at a time (eager torch), which op computes a cross-entropy and its gradient,
+export's choice of a TensorFlow subprocess, the seeded sampler);
+`tests/test_package.py` keeps that list. Each function here is a driver choice
+that never changes a result: which kernel runs a recurrence, whether a loop
+over time is `ops.scan` or a Python loop, how often a decoding loop reads its
+stop condition and whether torch compiles its step and the encoder before it
+(and on the CPU its steps as one `while_loop`), which op picks the best token,
+which kernel updates Adam's weights and clips their gradients, whether ops run
+one at a time (eager torch), which op computes a cross-entropy and its gradient,
 how a decoding function is compiled, whether a train step may branch with a
 cond, whether a Dense fuses its bias or multiplies by a packed kernel, how an
 additive attention's score multiplies by its vector, whether loading a preset
@@ -17,6 +17,11 @@ skips the variables' initializers, and a scalar made on the device rather than
 copied from the host.
 """
 
+from keras_rnnattn._backend.adam import (
+    adam_update,
+    adam_variable_update,
+    clip_by_global_norm,
+)
 from keras_rnnattn._backend.additive_scores import additive_scores
 from keras_rnnattn._backend.best_tokens import best_log_probs, best_tokens, op_by_op
 from keras_rnnattn._backend.cross_entropy import sparse_cross_entropy
@@ -44,6 +49,9 @@ from keras_rnnattn._backend.rnn_kernels import (
 from keras_rnnattn._backend.scalars import device_scalar
 
 __all__ = [
+    "adam_update",
+    "adam_variable_update",
+    "clip_by_global_norm",
     "additive_scores",
     "best_log_probs",
     "best_tokens",

@@ -166,7 +166,7 @@ class Seq2SeqTask(Seq2SeqSearch, TextTask, keras.Model):
         """`keras.Model.compile` with defaults for translation.
 
         Defaults: Adam (learning rate 1e-3, global gradient norm clipped at 5;
-        Keras's Adam, updated in place on torch), sparse
+        Keras's Adam on the backend's fused update kernels), sparse
         cross-entropy from logits ignoring the pad id 0 (averaged over real
         tokens), and the accuracy over real tokens. `label_smoothing` (ε, used
         by the default loss only) trains against (1 - ε) on the label and ε
