@@ -74,6 +74,7 @@ def test_device_scalar_is_the_number(value, dtype):
         "keras_rnnattn._backend.loops",
         "keras_rnnattn._backend.cross_entropy",
         "keras_rnnattn._backend.torch_cross_entropy",
+        "keras_rnnattn._backend.tf_cross_entropy",
         "keras_rnnattn._backend.jax_lstm",
     ],
 )
@@ -166,7 +167,8 @@ def test_best_tokens_take_the_first_of_tied_maxima():
 def test_sparse_cross_entropy_and_its_gradient_are_numpys():
     # Values and the gradient w * (softmax(z) - one_hot(label)) of a weighted
     # sum, also for logits far from 0 (the log-sum-exp is taken from the
-    # largest logit).
+    # largest logit) and for a label whose probability underflows a float32
+    # (the loss is still logsumexp(z) - z[label], not infinite).
     from keras_rnnattn._backend import sparse_cross_entropy
 
     rng = np.random.default_rng(0)
@@ -175,10 +177,13 @@ def test_sparse_cross_entropy_and_its_gradient_are_numpys():
     logits[1, 3] = -1e9  # a token that is never produced
     labels = rng.integers(0, 40, size=6).astype("int32")
     labels[1] = 4
+    logits[2, labels[2]] -= 300.0  # p[label] about e^-300: 0 as a float32
     weights = rng.uniform(0.5, 2.0, size=6).astype("float32")
-    shifted = logits - logits.max(-1, keepdims=True)
-    softmax = np.exp(shifted) / np.exp(shifted).sum(-1, keepdims=True)
-    want = -np.log(softmax[np.arange(6), labels])
+    shifted = logits.astype("float64") - logits.max(-1, keepdims=True)
+    log_sum = np.log(np.exp(shifted).sum(-1))
+    want = log_sum - shifted[np.arange(6), labels]
+    assert want[2] > 250.0
+    softmax = np.exp(shifted - log_sum[:, None])
     want_grad = weights[:, None] * (softmax - np.eye(40, dtype="float32")[labels])
 
     got = sparse_cross_entropy(labels, keras.ops.convert_to_tensor(logits))
