@@ -21,6 +21,9 @@ callable beta). A driver choice: the values are Adam's, to float rounding.
   device, and no new constant for Dynamo at each step).
 - TensorFlow: `ResourceApplyAdam` per variable, TensorFlow's own fused
   kernel of the same formula (an XLA kernel too, under `jit_compile`).
+
+Global-norm clipping (`clip_by_global_norm`) too: in place on torch, one
+`l2_loss` a gradient on TensorFlow.
 """
 
 import math
@@ -96,20 +99,39 @@ def adam_variable_update(optimizer, gradient, variable, learning_rate):
 
 
 def clip_by_global_norm(grads, clip_norm):
-    """Keras's `clip_by_global_norm`, in place on torch; None elsewhere.
+    """Keras's `clip_by_global_norm` with the backend's fused norms; None on JAX.
 
-    One norm pass and one scale, as `torch.nn.utils.clip_grad_norm_`. As in
-    Keras, a non-finite norm makes every gradient NaN (so the step is visibly
-    bad rather than silently zero).
+    torch: one norm pass and one scale in place, as
+    `torch.nn.utils.clip_grad_norm_`. TensorFlow: each `tf.IndexedSlices`
+    (an embedding's gradient) made dense once, here rather than again in the
+    update, and each norm one `l2_loss` kernel, without the squares Keras
+    writes out; the norm is that of the dense gradient (Keras squares each
+    slice of a repeated id before summing them). As in Keras, a non-finite
+    norm makes every gradient NaN (so the step is visibly bad rather than
+    silently zero).
 
     Args:
         grads: the gradients (None for a variable without one).
         clip_norm: float, the largest global norm.
 
     Returns:
-        `grads`, scaled in place (torch), or None: clip with Keras's op.
+        The clipped gradients (torch: `grads`, scaled in place), or None on
+        JAX: clip with Keras's op.
     """
-    if keras.backend.backend() != "torch":
+    backend = keras.backend.backend()
+    if backend == "tensorflow":
+        import tensorflow as tf
+
+        dense = [None if g is None else tf.convert_to_tensor(g) for g in grads]
+        present = [g for g in dense if g is not None]
+        squares = tf.add_n(
+            [2.0 * tf.nn.l2_loss(tf.cast(g, "float32")) for g in present]
+        )
+        norm = tf.sqrt(squares)
+        scale = clip_norm * tf.minimum(1.0 / norm, 1.0 / clip_norm)
+        scale = scale + (norm - norm)
+        return [None if g is None else g * tf.cast(scale, g.dtype) for g in dense]
+    if backend != "torch":
         return None
     import torch
 

@@ -185,8 +185,9 @@ def test_in_place_adam_is_one_resource_apply_adam_per_variable_on_tensorflow():
 
 def test_in_place_adam_takes_an_embeddings_sparse_gradient_on_tensorflow():
     # An embedding's gradient is a tf.IndexedSlices, here with a repeated id.
-    # The fused kernel takes it dense (the slices of one row summed), so the
-    # weights are Adam's of the dense gradient, as on JAX and torch. (Keras's
+    # The clipping and the fused kernel take it dense (the slices of one row
+    # summed), so the weights are Adam's of the clipped dense gradient, as on
+    # JAX and torch. (Keras's
     # own Adam squares each slice before summing: 0.005 against 0.009 for v
     # after one step of slices 1 and 2 on one row.)
     if keras.backend.backend() != "tensorflow":
@@ -196,7 +197,7 @@ def test_in_place_adam_takes_an_embeddings_sparse_gradient_on_tensorflow():
     rng = np.random.default_rng(3)
     start = rng.normal(size=(10, 3)).astype("float32")
     table = keras.Variable(start)
-    optimizer = InPlaceAdam(learning_rate=0.02)
+    optimizer = InPlaceAdam(learning_rate=0.02, global_clipnorm=0.5)
     ids = tf.constant([1, 1, 4, 7])
     dense_grads = []
     for _ in range(3):
@@ -206,7 +207,8 @@ def test_in_place_adam_takes_an_embeddings_sparse_gradient_on_tensorflow():
         assert isinstance(grad, tf.IndexedSlices)
         dense_grads.append([tf.convert_to_tensor(grad).numpy()])
         optimizer.apply([grad], [table])
-    (want,) = adam_reference([start], dense_grads, 0.02)
+    assert np.linalg.norm(dense_grads[0][0]) > 0.5  # clipped, by the dense norm
+    (want,) = adam_reference([start], dense_grads, 0.02, clip=0.5)
     np.testing.assert_allclose(ops.convert_to_numpy(table), want, rtol=1e-5, atol=1e-6)
     assert not np.allclose(want[1], start[1])  # the repeated row trained
 
