@@ -141,6 +141,63 @@ def test_additive_scores_are_the_product_by_v_and_its_gradient():
         np.testing.assert_allclose(grad, hidden.sum((0, 1, 2)), rtol=1e-5)
 
 
+def test_additive_energies_and_their_gradients_are_numpys():
+    # vᵀ tanh(q_t + k_s) and the gradients of a weighted sum of the scores
+    # for q, k and v, written out in NumPy.
+    from keras_rnnattn._backend import additive_energies
+
+    rng = np.random.default_rng(1)
+    q = rng.normal(size=(2, 3, 4)).astype("float32")
+    k = rng.normal(size=(2, 5, 4)).astype("float32")
+    v = rng.normal(size=4).astype("float32")
+    w = rng.normal(size=(2, 3, 5)).astype("float32")
+    hidden = np.tanh(q[:, :, None] + k[:, None])  # (B, T, S, units)
+    np.testing.assert_allclose(
+        ops.convert_to_numpy(additive_energies(q, k, v)), hidden @ v, rtol=1e-5
+    )
+    d_pre = w[..., None] * v * (1.0 - hidden**2)  # (B, T, S, units)
+    want = [d_pre.sum(2), d_pre.sum(1), (w[..., None] * hidden).sum((0, 1, 2))]
+    if keras.backend.backend() == "jax":
+        import jax
+
+        got = jax.grad(lambda *x: (additive_energies(*x) * w).sum(), argnums=(0, 1, 2))(
+            q, k, v
+        )
+        got = [np.asarray(g) for g in got]
+    else:
+        variables = [keras.Variable(a) for a in (q, k, v)]
+        got = gradients(
+            lambda: (
+                additive_energies(*[x.value for x in variables])
+                * ops.convert_to_tensor(w)
+            ),
+            variables,
+        )
+    for g, expected in zip(got, want):
+        np.testing.assert_allclose(g, expected, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.skipif(keras.backend.backend() != "jax", reason="jax.checkpoint")
+def test_additive_energies_keep_no_tanh_of_every_pair_for_the_backward_pass():
+    # On JAX the (B, T, S, units) tanh is computed again in the backward pass:
+    # the residuals are the (B, T, units) and (B, S, units) inputs and v.
+    import contextlib
+    import io
+
+    import jax
+
+    from keras_rnnattn._backend import additive_energies
+
+    q, k, v = np.ones((2, 3, 4), "f4"), np.ones((2, 5, 4), "f4"), np.ones(4, "f4")
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        jax.ad_checkpoint.print_saved_residuals(
+            lambda q, k, v: additive_energies(q, k, v).sum(), q, k, v
+        )
+    assert "f32[2,3,4]" in printed.getvalue()
+    assert "f32[2,3,5,4]" not in printed.getvalue(), printed.getvalue()
+
+
 def test_best_tokens_take_the_first_of_tied_maxima():
     # Rows with their maximum at several tokens: the first is taken (TensorFlow
     # and JAX's top_k, torch's argmax eagerly and its integer minimum

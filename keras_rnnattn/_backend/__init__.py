@@ -22,7 +22,7 @@ from keras_rnnattn._backend.adam import (
     adam_variable_update,
     clip_by_global_norm,
 )
-from keras_rnnattn._backend.additive_scores import additive_scores
+from keras_rnnattn._backend.additive_scores import additive_energies, additive_scores
 from keras_rnnattn._backend.best_tokens import best_log_probs, best_tokens, op_by_op
 from keras_rnnattn._backend.cross_entropy import sparse_cross_entropy
 from keras_rnnattn._backend.fused_dense import dense_2d
@@ -52,6 +52,7 @@ __all__ = [
     "adam_update",
     "adam_variable_update",
     "clip_by_global_norm",
+    "additive_energies",
     "additive_scores",
     "best_log_probs",
     "best_tokens",

@@ -1,4 +1,4 @@
-"""The last product of an additive attention's score, vᵀ tanh(...), by backend."""
+"""An additive attention's score vᵀ tanh(q + k), and its last product, by backend."""
 
 import keras
 from keras import ops
@@ -38,3 +38,46 @@ def additive_scores(hidden, v):
     if keras.backend.backend() == "torch" and not op_by_op():
         return ops.sum(hidden * v, axis=-1)
     return ops.matmul(hidden, ops.expand_dims(v, -1))[..., 0]
+
+
+def additive_energies(query, processed_key, v):
+    """The scores vᵀ tanh(q_t + k_s) of an additive attention, `(B, T, S)`.
+
+    The `(B, T, S, units)` tensor of the energies' tanh is the largest of the
+    score. Autodiff keeps it for the backward pass; on JAX this function is a
+    `jax.checkpoint`, so the backward pass computes it again from q and k
+    instead (XLA fuses that into the gradient's own kernel), and a decoder's
+    scan over T steps no longer stores one for every step (at
+    `benchmarks/seq2seq_train.py`'s feeding/big size, 118 MB a train step
+    zeroed, written and read back). Elsewhere it is `additive_scores` of the
+    tanh.
+
+    Args:
+        query: `(B, T, units)`, W_q q + b.
+        processed_key: `(B, S, units)`, W_k k.
+        v: `(units,)`, of the dtype of `query`.
+
+    Returns:
+        `(B, T, S)`.
+
+    Example:
+
+    >>> import numpy as np
+    >>> q = np.zeros((1, 2, 3), "float32")
+    >>> k = np.full((1, 4, 3), 100.0, "float32")  # tanh = 1
+    >>> v = np.ones((3,), "float32")
+    >>> keras.ops.convert_to_numpy(additive_energies(q, k, v)).tolist()
+    [[[3.0, 3.0, 3.0, 3.0], [3.0, 3.0, 3.0, 3.0]]]
+    """
+
+    def scores(query, processed_key, v):
+        hidden = ops.tanh(
+            ops.expand_dims(query, 2) + ops.expand_dims(processed_key, 1)
+        )  # (B, T, S, units)
+        return additive_scores(hidden, v)
+
+    if keras.backend.backend() == "jax":
+        import jax
+
+        return jax.checkpoint(scores)(query, processed_key, v)
+    return scores(query, processed_key, v)

@@ -5,7 +5,7 @@ import math
 import keras
 from keras import ops
 
-from keras_rnnattn._backend import additive_scores
+from keras_rnnattn._backend import additive_energies
 from keras_rnnattn.layers.base_attention import BaseAttention
 
 
@@ -105,13 +105,11 @@ class BahdanauAttention(BaseAttention):
         # The bias goes with the queries, (B, T, units), not the (B, T, S, units)
         # sum: one pass less over the largest tensor.
         q = q + ops.cast(self.b, q.dtype)
-        hidden = ops.tanh(
-            ops.expand_dims(q, 2) + ops.expand_dims(processed_key, 1)
-        )  # (B, T, S, units)
         v = ops.cast(self.v, q.dtype)
         if self.normalize:
             v = ops.cast(self.g, q.dtype) * v * ops.rsqrt(ops.sum(ops.square(v)))
-        return additive_scores(hidden, v)  # (B, T, S)
+        # vᵀ tanh(q_t + k_s) over the (B, T, S, units) sum.
+        return additive_energies(q, processed_key, v)  # (B, T, S)
 
     def get_config(self):
         config = super().get_config()
