@@ -51,11 +51,11 @@ from keras_rnnattn._backend.scalars import device_scalar
 __all__ = [
     "adam_update",
     "adam_variable_update",
-    "clip_by_global_norm",
     "additive_energies",
     "additive_scores",
     "best_log_probs",
     "best_tokens",
+    "clip_by_global_norm",
     "compiled",
     "compiled_stage",
     "compiled_steps",

@@ -10,7 +10,11 @@ the bias corrections folded into the step size, as Keras does):
 
 as one kernel where the backend has one, and return False where the caller
 should take Keras's own update (JAX, whose XLA fuses it already; `amsgrad`; a
-callable beta). A driver choice: the values are Adam's, to float rounding.
+callable beta). A driver choice: the values are Adam's of the dense gradient,
+to float rounding, on every backend. (Keras's own TensorFlow Adam and global
+norm differ from that for a `tf.IndexedSlices` gradient with a repeated index,
+an embedding row looked up twice in a batch: they square each slice before
+adding the slices of one row.)
 
 - torch, eager on the CPU: `torch._fused_adam_`, the kernel of
   `torch.optim.Adam(fused=True)`: one pass over w, g, m and v per weight.

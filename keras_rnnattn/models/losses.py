@@ -11,10 +11,10 @@ from keras_rnnattn.ops import device_scalar
 class MaskedSparseCrossEntropy(keras.losses.Loss):
     """Cross-entropy from logits, averaged over the tokens whose label is not `pad_id`.
 
-    The cross-entropy of the flattened `(B T, V)` logits (fused on TensorFlow
-    and torch, `logsumexp` minus the label's logit on JAX), without the masked
-    copy of the logits that Keras's `ignore_class` makes, then the mean over
-    real tokens. Sample weights are not supported.
+    The cross-entropy of the flattened `(B T, V)` logits (from one softmax
+    kernel on TensorFlow, fused on torch, `logsumexp` minus the label's logit
+    on JAX), without the masked copy of the logits that Keras's `ignore_class`
+    makes, then the mean over real tokens. Sample weights are not supported.
 
     `call` returns per-token values whose mean over all `B T` positions (the
     default `"sum_over_batch_size"` reduction) is the mean over real tokens, so
