@@ -4,6 +4,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import time
 
 from keras_rnnattn.models import Translator, TranslatorEnsemble
@@ -53,7 +54,11 @@ def train_members(args, argv):
     `TranslatorEnsemble` with its training metrics, data and licence.
 
     A member whose folder in `--members-dir` already holds a preset is reused.
+    Without `--members-dir`, the members go to a new temporary folder, made
+    here (parsing the options makes none).
     """
+    if args.members_dir is None:
+        args.members_dir = tempfile.mkdtemp(prefix=os.path.basename(args.out) + "_")
     os.makedirs(args.members_dir, exist_ok=True)
     cpus = available_cpus()
     waiting = list(range(args.members))

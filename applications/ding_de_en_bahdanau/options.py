@@ -198,8 +198,6 @@ def parse_args(argv=None):
         args.out = os.path.join("saved_models", name)
         if args.quick:
             args.out = os.path.join(tempfile.mkdtemp(), NAME)
-    if args.members > 1 and args.members_dir is None:
-        args.members_dir = tempfile.mkdtemp(prefix=os.path.basename(args.out) + "_")
     if args.quick:
         args.bpe_size = 200
         args.embedding_dim = 16

@@ -4,6 +4,7 @@ dictionary (slow)."""
 
 import json
 import os
+import tempfile
 
 import numpy as np
 import pytest
@@ -44,6 +45,14 @@ def test_member_command_lines():
         os.path.join("/m", "member_2"),
     ]
     assert recipe.options.parse_args(["--members", "1"]).members_dir is None
+
+
+def test_parsing_makes_no_folder(tmp_path, monkeypatch):
+    # The members' temporary folder is made when they train, not when the
+    # options are read (each parse had left an empty folder behind).
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    assert recipe.options.parse_args([]).members_dir is None
+    assert not list(tmp_path.iterdir())
 
 
 def test_members_share_one_compilation_cache(monkeypatch):
