@@ -125,10 +125,11 @@ def run_rnn(rnn, inputs, initial_state=None, training=None):
     - TensorFlow: the input projection for all steps at once, then `time_loop`
       (`tf.scan`) of the recurrent part (the stock layer projects inside the
       loop);
-    - JAX: for an LSTM, the input projection for all steps at once, then
-      `jax_lstm.lstm_sequence`, whose backward pass computes the recurrent
-      kernel's gradient once after the loop (a fast/big train step of
-      `benchmarks/seq2seq_train.py` 6-10% faster); for a GRU, the layer itself
+    - JAX: for an LSTM, `jax_lstm.lstm_sequence`, the input projection for all
+      steps at once and the recurrence, whose backward pass computes the
+      weights' gradients once after the loop (a fast/big train step of
+      `benchmarks/seq2seq_train.py` 6-10% faster, and 35 ms a layer less with
+      the projection inside); for a GRU, the layer itself
       (XLA's scan of the stock cell was as fast as a hoisted one);
     - every other layer: the layer itself.
 
@@ -182,14 +183,14 @@ def run_rnn(rnn, inputs, initial_state=None, training=None):
             run = torch.gru
         params = [p.contiguous() for p in params]
         return run(inputs, hx, params, True, 1, 0.0, bool(training), False, True)[0]
-    bias_in, bias_rec = (bias[0], bias[1]) if kind == "gru" else (bias, None)
-    # All steps at once, time-major (the narrower inputs are transposed).
-    x = ops.matmul(ops.transpose(inputs, (1, 0, 2)), kernel) + bias_in  # (T, B, G)
+    inputs = ops.transpose(inputs, (1, 0, 2))  # (T, B, input_dim): the narrower
     if backend == "jax":
         from keras_rnnattn._backend.jax_lstm import lstm_sequence
 
-        hs = lstm_sequence(x, recurrent_kernel, states[0], states[1])
+        hs = lstm_sequence(inputs, kernel, bias, recurrent_kernel, *states)
         return ops.transpose(hs, (1, 0, 2))  # (B, T, units)
+    bias_in, bias_rec = (bias[0], bias[1]) if kind == "gru" else (bias, None)
+    x = ops.matmul(inputs, kernel) + bias_in  # (T, B, G): all steps at once
 
     def body(carry, x_t):
         h, new_states = gate_step(
