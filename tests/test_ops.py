@@ -271,6 +271,52 @@ def test_sparse_cross_entropy_and_its_gradient_are_numpys():
     )
 
 
+@pytest.mark.skipif(keras.backend.backend() != "tensorflow", reason="TensorFlow's ops")
+@pytest.mark.parametrize("limit", [None, 1])
+def test_tf_cross_entropy_gradient_in_place_and_by_scatter(monkeypatch, limit):
+    # The gradient subtracts at each label in place (`InplaceSub`, no scatter's
+    # copy of the logits), with a static shape or one known only when run; past
+    # `INPLACE_LIMIT` values (int32 indices) it scatters: the same gradient.
+    import tensorflow as tf
+
+    from keras_rnnattn._backend import tf_cross_entropy
+
+    if limit is not None:
+        monkeypatch.setattr(tf_cross_entropy, "INPLACE_LIMIT", limit)
+    rng = np.random.default_rng(1)
+    for rows, classes, signature in [(5, 7, (5, 7)), (3, 40, (None, None))]:
+        logits = rng.normal(size=(rows, classes)).astype("float32")
+        labels = rng.integers(0, classes, size=rows).astype("int32")
+        weights = rng.uniform(0.5, 2.0, size=rows).astype("float32")
+
+        @tf.function(
+            input_signature=[
+                tf.TensorSpec(signature),
+                tf.TensorSpec([None], tf.int32),
+                tf.TensorSpec([None]),
+            ]
+        )
+        def grad(z, y, w):
+            with tf.GradientTape() as tape:
+                tape.watch(z)
+                loss = tf.reduce_sum(w * tf_cross_entropy.sparse_cross_entropy_tf(y, z))
+            return tape.gradient(loss, z)
+
+        shifted = np.exp(logits - logits.max(-1, keepdims=True))
+        softmax = shifted / shifted.sum(-1, keepdims=True)
+        want = weights[:, None] * (softmax - np.eye(classes)[labels])
+        got = grad(logits, labels, weights).numpy()
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-7)
+        graph = grad.get_concrete_function().graph
+        types = {op.type for op in graph.get_operations()}
+        if signature[0] is None:  # decided when run: both in the graph
+            assert "StatelessIf" in types or "If" in types
+        elif limit is None:
+            assert "InplaceSub" in types and "TensorScatterSub" not in types
+        else:
+            assert "TensorScatterSub" in types and "InplaceSub" not in types
+
+
 @pytest.mark.skipif(keras.backend.backend() != "torch", reason="torch's autograd")
 def test_torch_cross_entropy_equals_pytorchs_and_runs_its_backward_once():
     # Eagerly, compiled, and without gradients: the values and gradients of
