@@ -276,7 +276,8 @@ def test_sparse_cross_entropy_and_its_gradient_are_numpys():
 def test_tf_cross_entropy_gradient_in_place_and_by_scatter(monkeypatch, limit):
     # The gradient subtracts at each label in place (`InplaceSub`, no scatter's
     # copy of the logits), with a static shape or one known only when run; past
-    # `INPLACE_LIMIT` values (int32 indices) it scatters: the same gradient.
+    # `INPLACE_LIMIT` values (int32 indices), and under XLA, it scatters: the
+    # same gradient.
     import tensorflow as tf
 
     from keras_rnnattn._backend import tf_cross_entropy
@@ -284,7 +285,8 @@ def test_tf_cross_entropy_gradient_in_place_and_by_scatter(monkeypatch, limit):
     if limit is not None:
         monkeypatch.setattr(tf_cross_entropy, "INPLACE_LIMIT", limit)
     rng = np.random.default_rng(1)
-    for rows, classes, signature in [(5, 7, (5, 7)), (3, 40, (None, None))]:
+    cases = [(5, 7, (5, 7), False), (3, 40, (None, None), False), (4, 9, (4, 9), True)]
+    for rows, classes, signature, jit_compile in cases:
         logits = rng.normal(size=(rows, classes)).astype("float32")
         labels = rng.integers(0, classes, size=rows).astype("int32")
         weights = rng.uniform(0.5, 2.0, size=rows).astype("float32")
@@ -294,7 +296,8 @@ def test_tf_cross_entropy_gradient_in_place_and_by_scatter(monkeypatch, limit):
                 tf.TensorSpec(signature),
                 tf.TensorSpec([None], tf.int32),
                 tf.TensorSpec([None]),
-            ]
+            ],
+            jit_compile=jit_compile,
         )
         def grad(z, y, w):
             with tf.GradientTape() as tape:
@@ -311,6 +314,8 @@ def test_tf_cross_entropy_gradient_in_place_and_by_scatter(monkeypatch, limit):
         types = {op.type for op in graph.get_operations()}
         if signature[0] is None:  # decided when run: both in the graph
             assert "StatelessIf" in types or "If" in types
+        elif jit_compile:  # XLA has no InplaceSub kernel (and scatters in place)
+            assert "TensorScatterSub" in types and "InplaceSub" not in types
         elif limit is None:
             assert "InplaceSub" in types and "TensorScatterSub" not in types
         else:

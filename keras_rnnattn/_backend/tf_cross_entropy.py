@@ -62,8 +62,11 @@ def _minus_at_labels(values, labels, amounts):
     place (`InplaceSub` over the flattened rows: 0.8 ms at 1,920 x 8,000 on one
     CPU thread, where `tensor_scatter_nd_sub` copies all of it first, 10 ms).
     Its indices are int32: with `INPLACE_LIMIT` values or more, the scatter runs
-    instead.
+    instead, and so it does under XLA (`jit_compile=True`), which has no
+    `InplaceSub` kernel and updates the scatter's operand in place itself.
     """
+    if _under_xla():
+        return _scatter_at_labels(values, labels, amounts)
     shape = tf.shape(values, out_type=tf.int64)  # (N, V)
 
     def in_place():
@@ -76,10 +79,24 @@ def _minus_at_labels(values, labels, amounts):
         return tf.reshape(flat, tf.shape(values))
 
     def scatter():
-        at_label = tf.stack([tf.range(tf.size(labels)), labels], axis=1)  # (N, 2)
-        return tf.tensor_scatter_nd_sub(values, at_label, amounts)
+        return _scatter_at_labels(values, labels, amounts)
 
     size = values.shape.num_elements()
     if size is not None:  # a static shape: decided now
         return in_place() if size < INPLACE_LIMIT else scatter()
     return tf.cond(shape[0] * shape[1] < INPLACE_LIMIT, in_place, scatter)
+
+
+def _scatter_at_labels(values, labels, amounts):
+    at_label = tf.stack([tf.range(tf.size(labels)), labels], axis=1)  # (N, 2)
+    return tf.tensor_scatter_nd_sub(values, at_label, amounts)
+
+
+def _under_xla():
+    """Whether the graph being built is compiled by XLA (`jit_compile=True`)."""
+    try:
+        from tensorflow.python.ops import control_flow_util
+    except ImportError:  # cannot tell: the scatter, which both can run
+        return True
+    graph = tf.compat.v1.get_default_graph()
+    return control_flow_util.GraphOrParentsInXlaContext(graph)
