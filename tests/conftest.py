@@ -2,20 +2,18 @@
 
 import os
 
+from tests.compile_flags import TEST_XLA_FLAGS
+
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 if os.environ.get("KERAS_BACKEND") == "torch":
     # The suite's models are tiny: one intra-op thread is as fast, and PyTorch's
     # OpenMP workers spin badly (20x slower) when the cores are shared.
     os.environ.setdefault("OMP_NUM_THREADS", "1")
-if os.environ.get("KERAS_BACKEND") == "jax":
-    # Most of a JAX test's time is XLA compiling tiny programs (every new shape of
-    # every eager op, every model's train and decoding steps); without LLVM's
-    # expensive optimizations compiling takes half the time, and the suite's tiny
-    # models run as fast. Users' programs keep XLA's defaults.
-    os.environ.setdefault(
-        "XLA_FLAGS",
-        "--xla_backend_optimization_level=0 --xla_llvm_disable_expensive_passes=true",
-    )
+if os.environ.get("KERAS_BACKEND") in ("jax", "tensorflow"):
+    # XLA (all of JAX; TensorFlow's `jit_compile=True`) compiles the suite's
+    # tiny programs without its expensive work (tests/compile_flags.py);
+    # users' programs keep XLA's defaults.
+    os.environ.setdefault("XLA_FLAGS", TEST_XLA_FLAGS)
 
 import keras  # noqa: E402
 import numpy as np  # noqa: E402

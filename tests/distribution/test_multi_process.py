@@ -27,6 +27,7 @@ if keras.backend.backend() not in ("jax", "tensorflow"):
         allow_module_level=True,
     )
 
+from tests.compile_flags import TEST_XLA_FLAGS  # noqa: E402
 from tests.distribution import multi_process_worker as worker  # noqa: E402
 from tests.distribution.test_two_devices import WEIGHT_TOLERANCE  # noqa: E402
 
@@ -60,10 +61,9 @@ def worker_env(extra):
         TF_CPP_MIN_LOG_LEVEL="3",
         OMP_NUM_THREADS="1",
         TF_NUM_INTRAOP_THREADS="1",
-        # XLA compiles 2x faster without its expensive optimizations; the
-        # models are tiny and the results agree within float32 rounding.
-        XLA_FLAGS="--xla_cpu_multi_thread_eigen=false "
-        "--xla_backend_optimization_level=0 --xla_llvm_disable_expensive_passes=true",
+        # The suite's compile flags (tests/compile_flags.py); the results agree
+        # within float32 rounding.
+        XLA_FLAGS=f"--xla_cpu_multi_thread_eigen=false {TEST_XLA_FLAGS}",
         JAX_PLATFORMS="cpu",
     )
     env.update(extra)

@@ -15,6 +15,8 @@ import sys
 import keras
 import pytest
 
+from tests.compile_flags import TEST_XLA_FLAGS
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 SCRIPT = os.path.join(HERE, "distributed_run.py")
 # Same initial weights, data, order and global batch: the runs differ only in
@@ -26,12 +28,9 @@ LOSS_TOLERANCE = 1e-5
 
 def run(backend, task):
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", OMP_NUM_THREADS="1")
-    # XLA compiles 2x faster without its expensive optimizations; the models
-    # are tiny and both runs are compiled alike (distributed_run.py adds the
-    # device count).
-    env["XLA_FLAGS"] = (
-        "--xla_backend_optimization_level=0 --xla_llvm_disable_expensive_passes=true"
-    )
+    # The suite's compile flags (tests/compile_flags.py): both runs are
+    # compiled alike (distributed_run.py adds the device count).
+    env["XLA_FLAGS"] = TEST_XLA_FLAGS
     result = subprocess.run(
         [sys.executable, SCRIPT, backend, task],
         env=env,
