@@ -86,7 +86,8 @@ def _grads_are_finite(fn, variables):
             return ops.sum(ops.cast(fn(), "float32"))
 
         with keras.StatelessScope():
-            grads = jax.grad(loss_fn)(values)
+            # One compiled program, as in training, not one per eager op.
+            grads = jax.jit(jax.grad(loss_fn))(values)
     else:
         loss = ops.sum(ops.cast(fn(), "float32"))
         grads = [

@@ -162,7 +162,8 @@ def gradient(fn, x):
     if backend == "jax":
         import jax
 
-        return np.asarray(jax.grad(lambda t: fn(t).sum())(x))
+        # One compiled program, not one per eager op of the backward pass.
+        return np.asarray(jax.jit(jax.grad(lambda t: fn(t).sum()))(x))
     if backend == "torch":
         import torch
 
