@@ -2,12 +2,10 @@
 # Runs ruff, then the whole test suite once per Keras backend, each in its own process,
 # then prints one summary line per part. Exits non-zero if any part failed.
 #
-# Each backend's suite is two pytest processes (see FIRST_HALF), and the six run side
-# by side, JOBS at a time (default: all of them). A test process spends most of its
-# time in Python on one core; with six processes both cores stay busy until the last
-# one ends, where three (one per backend) left one core idle while the longest backend
-# finished alone. JOBS=1 runs them one after another. Each backend's output, with its
-# 25 slowest tests per process, is printed whole at the end.
+# The backends run side by side, JOBS at a time (default: all of them). A test process
+# spends most of its time in Python on one core, so on 2 cores three processes finish
+# in about half the time of one after another. JOBS=1 runs them one after another.
+# Each backend's output, with its 25 slowest tests, is printed whole once it has finished.
 set -u
 PY=${PY:-.venv/bin/python}
 BACKENDS=${BACKENDS:-"tensorflow jax torch"}
@@ -25,11 +23,12 @@ else
   status=1
 fi
 
-# Each backend's suite runs as two pytest processes: the test folders below, and the
-# rest. A JAX process that compiled the whole suite's thousands of XLA programs
-# crashed now and then inside XLA's compiler late in the run (a segfault or an abort
-# in `backend_compile_and_load`, in a test that passes alone); half the programs per
-# process keeps it short of that. Arguments naming test paths run as one process.
+# Each backend's suite runs as two pytest processes, one after the other: the
+# test folders below, then the rest. A JAX process that compiled the whole
+# suite's thousands of XLA programs crashed now and then inside XLA's compiler
+# late in the run (a segfault or an abort in `backend_compile_and_load`, in a
+# test that passes alone); half the programs per process keeps it short of that.
+# Arguments naming test paths run as one process.
 FIRST_HALF="tests/applications tests/callbacks tests/datasets tests/decoding
   tests/distribution tests/integrations tests/layers tests/models tests/reliability"
 
@@ -41,62 +40,58 @@ halves() {
   echo "first second"
 }
 
-# JAX keeps the XLA programs that took 0.1 s or more to compile in a cache on
-# disk, one per process, and loads them where a test compiles the same program
-# again: the suite's small models of the same configurations, eager scans
-# (recompiled at each call), the decoding functions. The many tiny programs (one
-# eager op each) are not written. The first half of JAX's suite took 822 s
-# instead of 1,058 s on one core.
-export JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS=${JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS:-0.1}
-
-run_part() {
-  local backend=$1 part=$2 paths status_of_part start
+run_backend() {
+  local backend=$1 start rc=0 part paths status_of_part
   start=$(date +%s)
-  case $part in
-    all) paths=() ;;
-    first) read -ra paths <<<"$(echo $FIRST_HALF)" ;;
-    second) paths=()
-      for path in $FIRST_HALF; do paths+=("--ignore=$path"); done
-      paths+=(tests) ;;
-  esac
-  JAX_COMPILATION_CACHE_DIR=${JAX_COMPILATION_CACHE_DIR:-$logdir/jax_cache.$part} \
+  : >"$logdir/$backend.log"
+  for part in $(halves "${@:2}"); do
+    case $part in
+      all) paths=() ;;
+      first) read -ra paths <<<"$(echo $FIRST_HALF)" ;;
+      second) paths=()
+        for path in $FIRST_HALF; do paths+=("--ignore=$path"); done
+        paths+=(tests) ;;
+    esac
     KERAS_BACKEND=$backend "$PY" -m pytest -q -p no:cacheprovider --durations=25 \
-    "${paths[@]}" "${@:3}" >"$logdir/$backend.$part.log" 2>&1
-  status_of_part=$?
-  # 5: this half had no test the arguments select.
-  if [ "$status_of_part" -eq 5 ]; then status_of_part=0; fi
-  echo "$status_of_part $start $(date +%s)" >"$logdir/$backend.$part.done"
+      "${paths[@]}" "${@:2}" >>"$logdir/$backend.log" 2>&1
+    status_of_part=$?
+    # 5: this half had no test the arguments select.
+    if [ "$status_of_part" -ne 0 ] && [ "$status_of_part" -ne 5 ]; then
+      rc=$status_of_part
+    fi
+  done
+  echo "$rc $(($(date +%s) - start))" >"$logdir/$backend.done"
 }
 
+# JAX keeps the XLA programs that took 0.1 s or more to compile in a cache on
+# disk for this run (both halves), and loads them where a test compiles the
+# same program again: the suite's small models of the same configurations,
+# eager scans (recompiled at each call), the decoding functions. The many
+# tiny programs (one eager op each) are not written. The first half of JAX's
+# suite took 822 s instead of 1,058 s on one core.
+export JAX_COMPILATION_CACHE_DIR=${JAX_COMPILATION_CACHE_DIR:-$logdir/jax_cache}
+export JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS=${JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS:-0.1}
+
 started=$(date +%s)
-parts=$(halves "$@")
-for part in $parts; do
-  for backend in $BACKENDS; do
-    if [ "$JOBS" -gt 0 ]; then
-      while [ "$(jobs -rp | wc -l)" -ge "$JOBS" ]; do wait -n; done
-    fi
-    echo "=== KERAS_BACKEND=$backend ($part) started"
-    run_part "$backend" "$part" "$@" &
-  done
+for backend in $BACKENDS; do
+  if [ "$JOBS" -gt 0 ]; then
+    while [ "$(jobs -rp | wc -l)" -ge "$JOBS" ]; do wait -n; done
+  fi
+  echo "=== KERAS_BACKEND=$backend started"
+  run_backend "$backend" "$@" &
 done
 wait
-rm -rf "$logdir"/jax_cache.*
+rm -rf "$logdir/jax_cache"
 
 for backend in $BACKENDS; do
   echo "=== KERAS_BACKEND=$backend"
-  rc=0 first=0 last=0 line=""
-  for part in $parts; do
-    cat "$logdir/$backend.$part.log"
-    read -r part_rc start end <"$logdir/$backend.$part.done" || { part_rc=1; start=$started; end=$started; }
-    if [ "$part_rc" -ne 0 ]; then rc=$part_rc; fi
-    if [ "$first" -eq 0 ] || [ "$start" -lt "$first" ]; then first=$start; fi
-    if [ "$end" -gt "$last" ]; then last=$end; fi
-    found=$(grep -E '^=*.*(passed|failed|error|no tests ran).* in [0-9.]+s' "$logdir/$backend.$part.log" | tr -d '=' | paste -sd ';' -)
-    line=${line:+$line;}$found
-  done
+  cat "$logdir/$backend.log"
+  read -r rc secs <"$logdir/$backend.done" || { rc=1; secs=0; }
+  line=$(grep -E '^=*.*(passed|failed|error|no tests ran).* in [0-9.]+s' "$logdir/$backend.log" | tr -d '=' | paste -sd ';' -)
   if [ "$rc" -ne 0 ]; then status=1; fi
-  summary+=("$backend: ${line:-no summary} (exit $rc, $((last - first))s wall)")
+  summary+=("$backend: ${line:-no summary} (exit $rc, ${secs}s wall)")
 done
+
 echo
 echo "=== summary ($(($(date +%s) - started))s wall for the tests)"
 for s in "${summary[@]}"; do echo "$s"; done
