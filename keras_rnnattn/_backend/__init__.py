@@ -21,6 +21,7 @@ from keras_rnnattn._backend.adam import (
     adam_update,
     adam_variable_update,
     clip_by_global_norm,
+    clip_by_norm,
 )
 from keras_rnnattn._backend.additive_scores import additive_energies, additive_scores
 from keras_rnnattn._backend.best_tokens import best_log_probs, best_tokens, op_by_op
@@ -56,6 +57,7 @@ __all__ = [
     "best_log_probs",
     "best_tokens",
     "clip_by_global_norm",
+    "clip_by_norm",
     "compiled",
     "compiled_stage",
     "compiled_steps",

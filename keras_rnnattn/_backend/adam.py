@@ -27,7 +27,8 @@ adding the slices of one row.)
   kernel of the same formula (an XLA kernel too, under `jit_compile`).
 
 Global-norm clipping (`clip_by_global_norm`) too: in place on torch, one
-`l2_loss` a gradient on TensorFlow.
+`l2_loss` a gradient on TensorFlow; and per-variable clipping (`clip_by_norm`)
+in place on torch.
 """
 
 import math
@@ -148,6 +149,37 @@ def clip_by_global_norm(grads, clip_norm):
         scale = clip_norm * torch.clamp(1.0 / norm, max=1.0 / clip_norm)
         scale = scale + (norm - norm)
         torch._foreach_mul_(present, scale.to(present[0].dtype))
+    return grads
+
+
+def clip_by_norm(grads, clip_norm):
+    """Keras's per-variable `clipnorm` with torch's fused norms; None elsewhere.
+
+    Each gradient g becomes `g * clip_norm / max(|g|, clip_norm)`, scaled in
+    place: one `_foreach_norm` over all gradients and one `_foreach_mul_`,
+    where Keras's `keras.ops` form writes out g², g * clip_norm and the
+    quotient for each. Non-finite norms give what Keras's give: a NaN norm
+    makes the gradient NaN, an infinite one zeroes its finite entries.
+    TensorFlow's Keras optimizer already calls `tf.clip_by_norm`; JAX's XLA
+    fuses Keras's ops.
+
+    Args:
+        grads: the gradients (None for a variable without one).
+        clip_norm: float, the largest norm of each gradient.
+
+    Returns:
+        `grads`, scaled in place (torch), or None: clip with Keras's ops.
+    """
+    if keras.backend.backend() != "torch":
+        return None
+    import torch
+
+    with torch.no_grad():
+        present = [g for g in grads if g is not None]
+        norms = torch.stack(torch._foreach_norm(present))  # (n,)
+        # clamp takes the bound as a number: no host-to-device copy (a GPU sync).
+        scales = clip_norm / torch.clamp(norms, min=clip_norm)  # (n,)
+        torch._foreach_mul_(present, list(scales.unbind()))
     return grads
 
 

@@ -1,9 +1,11 @@
 """The default optimizer of the models: Keras's Adam on the backend's fused kernels."""
 
 import keras
+from keras import ops
 
 from keras_rnnattn._backend import adam_update, adam_variable_update
 from keras_rnnattn._backend import clip_by_global_norm as fused_clip_by_global_norm
+from keras_rnnattn._backend import clip_by_norm as fused_clip_by_norm
 
 
 @keras.saving.register_keras_serializable(package="keras_rnnattn")
@@ -23,8 +25,15 @@ class InPlaceAdam(keras.optimizers.Adam):
     fused CPU kernel of `torch.optim.Adam(fused=True)` (in-place `_foreach_`
     ops on an accelerator and under `torch.compile`), with clipping in place
     as `torch.nn.utils.clip_grad_norm_`; on TensorFlow `ResourceApplyAdam`.
-    On JAX (XLA fuses the update already), and with `amsgrad` or a callable
-    beta, it is Keras's Adam unchanged.
+    Per-variable `clipnorm` is in place on torch too. On JAX (XLA fuses the
+    update already), and with `amsgrad` or a callable beta, the update is
+    Keras's.
+
+    With `use_ema=True`, the average that `fit` writes into the weights at
+    its end is a copy: Keras's Adam makes each weight and its average one
+    buffer on JAX, which the next `fit` donates twice to its train step
+    ("Attempt to donate the same buffer twice", and the model's weights are
+    gone).
 
     Args:
         **kwargs: the arguments of `keras.optimizers.Adam`.
@@ -52,8 +61,23 @@ class InPlaceAdam(keras.optimizers.Adam):
         return super().update_step(gradient, variable, learning_rate)
 
     def _clip_gradients(self, grads):
-        if not self.clipnorm and self.global_clipnorm and self.global_clipnorm > 0:
+        clipped = None
+        if self.clipnorm and self.clipnorm > 0:
+            clipped = fused_clip_by_norm(grads, self.clipnorm)
+        elif self.global_clipnorm and self.global_clipnorm > 0:
             clipped = fused_clip_by_global_norm(grads, self.global_clipnorm)
-            if clipped is not None:
-                return clipped
+        if clipped is not None:
+            return clipped
         return super()._clip_gradients(grads)
+
+    def _overwrite_model_variables_with_average_value(self, trainable_variables):
+        # Keras assigns each average itself: on JAX the weight and its average
+        # would then share one buffer.
+        averages = self._model_variables_moving_average
+        if len(trainable_variables) != len(averages):
+            return super()._overwrite_model_variables_with_average_value(
+                trainable_variables
+            )  # Keras's error
+        for variable, average in zip(trainable_variables, averages):
+            if average is not None:
+                variable.assign(ops.copy(average))

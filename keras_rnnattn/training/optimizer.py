@@ -1,6 +1,6 @@
 """Adam with gradient clipping and an exponential moving average of the weights."""
 
-import keras
+from keras_rnnattn.models._optimizers import InPlaceAdam
 
 
 def adam_with_ema(learning_rate, ema=None, clipnorm=5.0, global_clipnorm=None):
@@ -13,6 +13,11 @@ def adam_with_ema(learning_rate, ema=None, clipnorm=5.0, global_clipnorm=None):
     average into the model at each epoch's end, so that the average is what is
     validated, kept by early stopping and shipped.
 
+    The optimizer is the models' default, `InPlaceAdam`: Keras's Adam, its
+    update and clipping one fused kernel per weight where the backend has
+    them (torch, TensorFlow), and `fit` may be called again after it wrote
+    the average into the weights (on JAX too).
+
     Args:
         learning_rate: float, Adam's learning rate (a number, so that
             `TimeBudget(decay_learning_rate=True)` can set it).
@@ -24,7 +29,7 @@ def adam_with_ema(learning_rate, ema=None, clipnorm=5.0, global_clipnorm=None):
             together (instead of `clipnorm`).
 
     Returns:
-        A `keras.optimizers.Adam`.
+        A `keras.optimizers.Adam` (an `InPlaceAdam`).
 
     Example:
 
@@ -39,7 +44,7 @@ def adam_with_ema(learning_rate, ema=None, clipnorm=5.0, global_clipnorm=None):
             "`ema` must be None (no average) or the average's momentum, a "
             f"float in [0, 1) such as 0.999. Received: ema={ema!r}"
         )
-    return keras.optimizers.Adam(
+    return InPlaceAdam(
         learning_rate,
         clipnorm=clipnorm,
         global_clipnorm=global_clipnorm,

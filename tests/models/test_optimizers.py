@@ -11,8 +11,11 @@ from keras_rnnattn.models import _optimizers
 from keras_rnnattn.models._optimizers import InPlaceAdam
 
 
-def adam_reference(weights, grads, lr, b1=0.9, b2=0.999, eps=1e-7, clip=None):
-    """Kingma & Ba's Adam, as Keras folds the bias corrections, in NumPy."""
+def adam_reference(
+    weights, grads, lr, b1=0.9, b2=0.999, eps=1e-7, clip=None, clipnorm=None
+):
+    """Kingma & Ba's Adam, as Keras folds the bias corrections, in NumPy;
+    `clip` bounds the global norm of the gradients, `clipnorm` each one's."""
     weights = [w.copy() for w in weights]
     m = [np.zeros_like(w) for w in weights]
     v = [np.zeros_like(w) for w in weights]
@@ -20,6 +23,11 @@ def adam_reference(weights, grads, lr, b1=0.9, b2=0.999, eps=1e-7, clip=None):
         if clip is not None:
             norm = np.sqrt(sum((g.astype("float64") ** 2).sum() for g in step_grads))
             step_grads = [g * min(1.0, clip / norm) for g in step_grads]
+        if clipnorm is not None:
+            step_grads = [
+                g * clipnorm / max(np.sqrt((g.astype("float64") ** 2).sum()), clipnorm)
+                for g in step_grads
+            ]
         alpha = lr * np.sqrt(1 - b2**t) / (1 - b1**t)
         for i, g in enumerate(step_grads):
             m[i] = b1 * m[i] + (1 - b1) * g
@@ -29,8 +37,8 @@ def adam_reference(weights, grads, lr, b1=0.9, b2=0.999, eps=1e-7, clip=None):
 
 
 @pytest.mark.parametrize("on_device", [None, True], ids=["default", "on_device"])
-@pytest.mark.parametrize("clip", [None, 0.5])
-def test_in_place_adam_is_adam(clip, on_device, monkeypatch):
+@pytest.mark.parametrize("clip, clipnorm", [(None, None), (0.5, None), (None, 2.0)])
+def test_in_place_adam_is_adam(clip, clipnorm, on_device, monkeypatch):
     if on_device:
         # The `_foreach_` update, its step size kept a tensor, as on a GPU or
         # under torch.compile (the default on the CPU is the fused kernel).
@@ -50,17 +58,21 @@ def test_in_place_adam_is_adam(clip, on_device, monkeypatch):
         [rng.normal(size=w.shape).astype("float32") for w in start] for _ in range(5)
     ]
     variables = [keras.Variable(w) for w in start]
-    optimizer = InPlaceAdam(learning_rate=0.01, global_clipnorm=clip)
+    options = {"global_clipnorm": clip, "clipnorm": clipnorm}
+    optimizer = InPlaceAdam(learning_rate=0.01, **options)
     for step_grads in grads:
         optimizer.apply([ops.convert_to_tensor(g) for g in step_grads], variables)
-    want = adam_reference(start, grads, 0.01, clip=clip)
+    want = adam_reference(start, grads, 0.01, clip=clip, clipnorm=clipnorm)
+    if clipnorm is not None:  # the clipping acted, on some gradients only
+        norms = [np.linalg.norm(g) for step_grads in grads for g in step_grads]
+        assert min(norms) < clipnorm < max(norms)
     for variable, expected in zip(variables, want):
         np.testing.assert_allclose(
             ops.convert_to_numpy(variable), expected, rtol=1e-5, atol=1e-6
         )
     # Keras's own Adam takes the same steps.
     keras_variables = [keras.Variable(w) for w in start]
-    keras_adam = keras.optimizers.Adam(learning_rate=0.01, global_clipnorm=clip)
+    keras_adam = keras.optimizers.Adam(learning_rate=0.01, **options)
     for step_grads in grads:
         keras_adam.apply(
             [ops.convert_to_tensor(g) for g in step_grads], keras_variables
@@ -81,6 +93,26 @@ def test_in_place_adam_non_finite_norm_gives_nan_as_keras():
         [ops.convert_to_tensor(np.array([np.inf, 1.0], "float32"))], [variable]
     )
     assert np.isnan(ops.convert_to_numpy(variable)).all()
+
+
+@pytest.mark.parametrize("bad", [np.inf, np.nan])
+def test_in_place_adam_clips_each_non_finite_gradient_as_keras(bad):
+    # Per-variable clipping: an infinite norm zeroes the finite entries (and
+    # the infinite one becomes NaN), a NaN norm makes the gradient NaN; the
+    # other variable's gradient is clipped alone. Compared step for step with
+    # Keras's Adam.
+    grads = [np.array([bad, 1.0], "float32"), np.array([3.0, -4.0], "float32")]
+    weights = {}
+    for name, adam in [("ours", InPlaceAdam), ("keras", keras.optimizers.Adam)]:
+        variables = [keras.Variable(np.ones((2,), "float32")) for _ in grads]
+        adam(learning_rate=0.1, clipnorm=1.0).apply(
+            [ops.convert_to_tensor(g) for g in grads], variables
+        )
+        weights[name] = [ops.convert_to_numpy(v) for v in variables]
+    for ours, theirs in zip(weights["ours"], weights["keras"]):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-6, equal_nan=True)
+    assert np.isnan(weights["ours"][0][0])
+    np.testing.assert_allclose(weights["ours"][1], [0.9, 1.1], rtol=1e-5)
 
 
 def test_in_place_adam_round_trips_its_config():
