@@ -30,6 +30,7 @@ REPO = os.path.dirname(HERE)
 BENCHMARKS = {
     "attention_layers": ("attention_layers.py", [], None),
     "seq2seq_train": ("seq2seq_train.py", [], None),
+    "recipe_optimizer": ("recipe_optimizer.py", [], None),
     "rnn_encoders": ("rnn_encoders.py", [], None),
     "decode": ("decode.py", [], None),
     "preset_decode": ("preset_decode.py", [], None),
@@ -123,7 +124,8 @@ def run(name, quick, rerun):
             f"`benchmarks/results/{name}.json` (trained in an earlier run)._\n"
         )
     return section + (
-        f"\n\n_Measured {stamp:%Y-%m-%d %H:%M} UTC in {minutes:.1f} minutes; load "
+        f"\n\n_Measured {stamp:%Y-%m-%d %H:%M} UTC on {cpu_name()} in "
+        f"{minutes:.1f} minutes; load "
         f"average {load:.1f} at the start, {os.getloadavg()[0]:.1f} at the end._\n"
     )
 
@@ -160,8 +162,9 @@ def main(argv=None):
         "stamped with when it ran. What the numbers mean and where the time goes: "
         "[README.md](README.md).",
         "",
-        f"- Machine: {cpu_name()}, {os.cpu_count()} cores, {memory_gib():.0f} GiB; "
-        f"GPU: {gpu()}",
+        f"- Machine of the sections this run measured: {cpu_name()}, "
+        f"{os.cpu_count()} cores, {memory_gib():.0f} GiB; GPU: {gpu()} (hosts "
+        "differ between runs: a section's stamp names its CPU, where recorded)",
         f"- Python {platform.python_version()}; {versions()}",
         "",
     ]
