@@ -174,8 +174,10 @@ def clip_by_norm(grads, clip_norm):
         return None
     import torch
 
+    present = [g for g in grads if g is not None]
+    if not present:
+        return grads
     with torch.no_grad():
-        present = [g for g in grads if g is not None]
         norms = torch.stack(torch._foreach_norm(present))  # (n,)
         # clamp takes the bound as a number: no host-to-device copy (a GPU sync).
         scales = clip_norm / torch.clamp(norms, min=clip_norm)  # (n,)
