@@ -185,6 +185,32 @@ def test_in_place_adam_runs_torchs_fused_kernel_on_the_cpu():
     )
 
 
+def test_in_place_adam_clips_each_gradient_in_place_on_torch():
+    # Per-variable `clipnorm` on torch: one `_foreach_norm` over the gradients
+    # and one in-place `_foreach_mul_`, not Keras's ops (which square each
+    # gradient); the numbers are those of the NumPy reference.
+    if keras.backend.backend() != "torch":
+        pytest.skip("the in-place clipping is torch's")
+    from torch.profiler import profile
+
+    rng = np.random.default_rng(4)
+    start = [rng.normal(size=(4, 3)).astype("float32"), np.zeros(3, "float32")]
+    grads = [[3 * rng.normal(size=w.shape).astype("float32") for w in start]]
+    variables = [keras.Variable(w) for w in start]
+    optimizer = InPlaceAdam(learning_rate=0.01, clipnorm=1.0)
+    optimizer.build(variables)
+    with profile() as prof:
+        optimizer.apply([ops.convert_to_tensor(g) for g in grads[0]], variables)
+    ran = {event.key for event in prof.key_averages()}
+    assert {"aten::_foreach_norm", "aten::_foreach_mul_"} <= ran, sorted(ran)
+    assert "aten::square" not in ran and "aten::pow" not in ran, sorted(ran)
+    want = adam_reference(start, grads, 0.01, clipnorm=1.0)
+    for variable, expected in zip(variables, want):
+        np.testing.assert_allclose(
+            ops.convert_to_numpy(variable), expected, rtol=1e-5, atol=1e-6
+        )
+
+
 def test_in_place_adam_is_one_resource_apply_adam_per_variable_on_tensorflow():
     if keras.backend.backend() != "tensorflow":
         pytest.skip("ResourceApplyAdam is TensorFlow's")
