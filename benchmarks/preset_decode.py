@@ -51,6 +51,7 @@ def texts(count):
 
 
 def worker(args):
+    from keras_rnnattn.metrics.length_buckets import LENGTH_PENALTIES
     from keras_rnnattn.models import Translator
     from keras_rnnattn.presets import preset_length_penalty
 
@@ -74,6 +75,13 @@ def worker(args):
         "rates": [len(batch) / t for t in times],
         "first_seconds": first_seconds,
     }
+    if args.mode == "beam4":
+        # `pick_length_penalty`'s sweep: the same search at other α values.
+        start = time.perf_counter()
+        for alpha in LENGTH_PENALTIES:
+            model.translate(batch, beam_size=4, length_penalty=alpha)
+        result["sweep_seconds"] = time.perf_counter() - start
+        result["sweep_calls"] = len(LENGTH_PENALTIES)
     print(json.dumps(result))
 
 
@@ -89,15 +97,19 @@ def report(results, args):
         f"round(s) that run every process in turn. The row {COMPILED_ROW}: "
         "`Translator.compile(jit_compile=True)` on torch: the steps of each "
         "decoding loop as one `while_loop` traced by `torch.compile` and "
-        "compiled by inductor."
+        "compiled by inductor. Sweep: after those calls, beam 4 at each of "
+        "`pick_length_penalty`'s α values (`LENGTH_PENALTIES`, 5), seconds "
+        "in all, beside as many of the timed calls' median: the "
+        "search takes α as an input, so no α compiles it again."
         + (" Smoke run (`--quick`): too few calls to trust." if args.quick else "")
         + "\n"
     )
     print(
         "| Keras backend | greedy | beam 4 | greedy / JAX's | beam 4 / JAX's "
-        "| first call, s (greedy / beam 4) |"
+        "| first call, s (greedy / beam 4) | sweep of the α values, s "
+        "| as many timed calls, s |"
     )
-    print("|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|")
     jax = results.get("jax", {})
     for backend, by_mode in results.items():
         cells = [
@@ -113,6 +125,12 @@ def report(results, args):
         cells.append(
             " / ".join(f"{r['first_seconds']:.1f}" if r else "-" for r in firsts)
         )
+        beam = by_mode.get("beam4")
+        if beam and "sweep_seconds" in beam:
+            calls = beam["sweep_calls"] * args.sentences / beam["rate"]
+            cells += [f"{beam['sweep_seconds']:.2f}", f"{calls:.2f}"]
+        else:
+            cells += ["", ""]
         print(f"| {backend} | {' | '.join(cells)} |")
     print_round_rates(results, MODES, {"greedy": "greedy", "beam4": "beam 4"})
 

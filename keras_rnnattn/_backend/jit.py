@@ -39,11 +39,13 @@ def compiled(model, fn):
         variables = list(model.variables)
 
         @jax.jit
-        def run(values, *args):
+        def run(values, *args, **kwargs):
             with keras.StatelessScope(state_mapping=list(zip(variables, values))):
-                return fn(*args)
+                return fn(*args, **kwargs)
 
-        return lambda *args: run([v.value for v in variables], *args)
+        return lambda *args, **kwargs: run(
+            [v.value for v in variables], *args, **kwargs
+        )
     if backend == "tensorflow":
         import tensorflow as tf
 
@@ -54,9 +56,9 @@ def compiled(model, fn):
         # own traces.
         return tf.function(functools.partial(fn), reduce_retracing=True)
 
-    def run_without_gradients(*args):
+    def run_without_gradients(*args, **kwargs):
         with no_grad(), compiled_steps(getattr(model, "jit_compile", False) is True):
-            return fn(*args)
+            return fn(*args, **kwargs)
 
     return run_without_gradients
 

@@ -1,5 +1,6 @@
 """The state beam search carries and one step of it (`beam_search`'s pieces)."""
 
+import numbers
 from typing import Any, NamedTuple
 
 import keras
@@ -65,7 +66,10 @@ class BeamSteps:
         self.beam_size = beam_size
         self.num_return_sequences = num_return_sequences
         self.vocab_size = vocab_size
+        # A Python float is known when traced; a 0-d tensor is read when run
+        # (one compiled search for every α).
         self.length_penalty = length_penalty
+        self.static_alpha = isinstance(length_penalty, numbers.Real)
         self.coverage_penalty = coverage_penalty
         self.return_alignments = return_alignments
         self.return_state = return_state
@@ -118,8 +122,28 @@ class BeamSteps:
 
     def lp(self, length):
         """GNMT's length penalty ((5 + |Y|) / 6) ** alpha, for a float32 tensor."""
-        alpha = device_scalar(self.length_penalty, "float32")
+        if self.static_alpha:
+            alpha = device_scalar(self.length_penalty, "float32")
+        else:
+            alpha = ops.cast(self.length_penalty, "float32")
         return ops.power((5.0 + length) / 6.0, alpha)
+
+    def largest_lp(self, step):
+        """The largest lp any alive hypothesis can reach from `step` on: at
+        `max_length` for alpha >= 0, at the next length for alpha < 0.
+
+        In float32, as the scores: lp is the same function there."""
+
+        def at_most():
+            return self.lp(device_scalar(float(self.max_length), "float32"))
+
+        def at_next():
+            return self.lp(ops.cast(step + 1, "float32"))
+
+        if self.static_alpha:
+            return at_most() if self.length_penalty >= 0.0 else at_next()
+        alpha = ops.cast(self.length_penalty, "float32")
+        return ops.where(alpha >= device_scalar(0.0, "float32"), at_most(), at_next())
 
     def cp(self, coverage):
         """GNMT's coverage penalty of coverage `(..., S)`, zero-coverage positions left out."""
@@ -165,7 +189,7 @@ class BeamSteps:
 
         # The candidates that end now are scored and merged into the pool.
         scores = cand_log_probs
-        if self.length_penalty != 0.0:
+        if not self.static_alpha or self.length_penalty != 0.0:
             scores = scores / self.lp(ops.cast(beams.step + 1, "float32"))
         coverage = beams.alive_coverage
         if self.coverage_penalty > 0.0:
@@ -237,13 +261,10 @@ class BeamSteps:
         """Whether another step is needed: not at max_length, and in some row the
         best alive hypothesis may still beat the worst one in the pool."""
         # An upper bound of the score an alive hypothesis can reach: its
-        # log-probability only falls, cp <= 0, and lp is largest at max_length
-        # (alpha >= 0) or at the next length (alpha < 0).
-        if self.length_penalty >= 0.0:
-            largest_lp = ((5.0 + self.max_length) / 6.0) ** self.length_penalty
-        else:
-            largest_lp = self.lp(ops.cast(beams.step + 1, "float32"))
-        best_alive = ops.amax(beams.alive_log_probs, axis=1) / largest_lp  # (B,)
+        # log-probability only falls, cp <= 0, and lp is at most `largest_lp`.
+        best_alive = ops.amax(beams.alive_log_probs, axis=1)  # (B,)
+        if not self.static_alpha or self.length_penalty != 0.0:
+            best_alive = best_alive / self.largest_lp(beams.step)
         worst_finished = ops.amin(beams.finished_scores, axis=1)  # (B,)
         return ops.logical_and(
             ops.less(beams.step, device_scalar(self.max_length, "int32")),

@@ -1,6 +1,7 @@
 """Beam search with GNMT length and coverage penalties and n-best output."""
 
 import keras
+import numpy as np
 from keras import ops
 
 from keras_rnnattn._backend import compiled_stage, decoding_loop
@@ -97,7 +98,9 @@ def beam_search(
         max_length: Python int >= 1, the most tokens a hypothesis has.
         beam_size: int >= 1, hypotheses kept alive per row.
         length_penalty: float, α of lp(Y); 0 ranks by log P(Y), larger values
-            favour longer hypotheses (GNMT uses 0.6 to 0.7).
+            favour longer hypotheses (GNMT uses 0.6 to 0.7). Or a 0-d float
+            tensor, read when the search runs: one compiled search then
+            serves every α (its value is not checked).
         coverage_penalty: float >= 0, β of cp(Y); needs `next_fn` to return
             the alignment.
         num_return_sequences: int in [1, beam_size], hypotheses returned per
@@ -171,17 +174,28 @@ def beam_search(
     """
     end_id = check_end_id(end_id)
     max_length = check_int("max_length", max_length)
+    # A tensor α is read when run; the settings' α stands in while checking.
+    tensor_alpha = ops.is_tensor(length_penalty) or isinstance(
+        length_penalty, np.ndarray
+    )
+    alpha = length_penalty if tensor_alpha else None
     if settings is None:  # the settings are checked where they are made
         settings = SearchSettings(
             "beam",
             beam_size=beam_size,
-            length_penalty=length_penalty,
+            length_penalty=length_penalty if alpha is None else 0.0,
             coverage_penalty=coverage_penalty,
             num_return_sequences=num_return_sequences,
         )
+    elif alpha is not None:
+        raise ValueError(
+            "beam_search: give a tensor `length_penalty` without `settings`, "
+            "whose float `length_penalty` would replace it. Received: "
+            f"length_penalty={length_penalty!r} and settings={settings!r}"
+        )
     beam_size = settings.beam_size
     num_return_sequences = settings.num_return_sequences
-    length_penalty = settings.length_penalty
+    length_penalty = settings.length_penalty if alpha is None else alpha
     coverage_penalty = settings.coverage_penalty
 
     start_ids = ops.cast(ops.convert_to_tensor(start_ids), "int32")  # (B,)

@@ -120,7 +120,9 @@ class Seq2SeqSearch(GenerationMixin):
 
         Returns:
             The function; its `tokens, scores[, alignments]` are shaped as in
-            `generate_ids`.
+            `generate_ids`. A beam search's function also takes a keyword
+            `length_penalty`, a 0-d float32 tensor in place of the settings'
+            α, read when it runs.
         """
         if settings is None:
             settings = self.search_settings_for(beam_size, **beam_kwargs)
@@ -130,7 +132,7 @@ class Seq2SeqSearch(GenerationMixin):
         bos, eos = self.target_tokenizer.bos_id, self.target_tokenizer.eos_id
         next_fn = self._next_fn_with_row_limits if per_row else self.next_fn
 
-        def run(source_ids, uniforms=None):
+        def run(source_ids, uniforms=None, length_penalty=None):
             source_ids = ops.convert_to_tensor(source_ids, "int32")
             state = compiled_stage(self.initial_state)(source_ids)  # the encoder
             step_fn = self._step_fn(next_fn, self.step_constants())
@@ -151,6 +153,7 @@ class Seq2SeqSearch(GenerationMixin):
                 settings,
                 uniforms=uniforms,
                 return_alignments=return_alignments,
+                length_penalty=length_penalty,
             )
 
         return run
@@ -203,6 +206,12 @@ class Seq2SeqSearch(GenerationMixin):
             max_length = min(self.max_target_length, 2 * source_ids.shape[1] + 10)
         max_length = self._positive_int("max_length", max_length)
         return_alignments = bool(return_alignments)
+        kwargs = {}
+        if settings.method == "beam":  # α an input: one function for every α
+            kwargs["length_penalty"] = ops.convert_to_tensor(
+                settings.length_penalty, "float32"
+            )
+            settings = settings.replace(length_penalty=0.0)
         search_fn = self._compiled(
             ("search", settings, max_length, per_row, return_alignments),
             lambda: self.search_fn(
@@ -212,7 +221,8 @@ class Seq2SeqSearch(GenerationMixin):
                 settings=settings,
             ),
         )
-        return tuple(ops.convert_to_numpy(r) for r in search_fn(source_ids))
+        results = search_fn(source_ids, **kwargs)
+        return tuple(ops.convert_to_numpy(r) for r in results)
 
     def _penalties(self, length_penalty, coverage_penalty):
         """The penalties given that `generate_ids` must hear of: those that

@@ -69,6 +69,7 @@ def search(
     settings,
     uniforms=None,
     return_alignments=False,
+    length_penalty=None,
 ):
     """Runs the search `settings` names: the one dispatch of both tasks.
 
@@ -84,6 +85,8 @@ def search(
         uniforms: float `(max_length, B)` in [0, 1), the random numbers of
             `"sample"` (`decoding.sampling.draw_uniforms`).
         return_alignments: bool, also return the alignments.
+        length_penalty: optional 0-d float32 tensor, the beam's α in place of
+            the settings' (read when run: one compiled search for every α).
 
     Returns:
         `(tokens, scores[, alignments])`: `(B, L)` and `(B,)`, or `(B, n, L)`
@@ -119,13 +122,18 @@ def search(
             settings.top_p,
             return_alignments=return_alignments,
         )
+    if length_penalty is None:
+        length_penalty = settings.length_penalty
     results = beam_search(
         next_fn,
         state,
         start_ids,
         end_id,
         max_length,
-        settings=settings,
+        beam_size=settings.beam_size,
+        length_penalty=length_penalty,
+        coverage_penalty=settings.coverage_penalty,
+        num_return_sequences=settings.num_return_sequences,
         return_alignments=return_alignments,
     )
     if settings.num_return_sequences == 1:
