@@ -71,6 +71,10 @@ class BeamSteps:
         self.length_penalty = length_penalty
         self.static_alpha = isinstance(length_penalty, numbers.Real)
         self.coverage_penalty = coverage_penalty
+        # A tensor β sums the coverage whatever its value.
+        self.with_coverage = (
+            not isinstance(coverage_penalty, numbers.Real) or coverage_penalty > 0.0
+        )
         self.return_alignments = return_alignments
         self.return_state = return_state
         # Enough candidates that `beam_size` of them do not end, whatever ends:
@@ -149,7 +153,10 @@ class BeamSteps:
         """GNMT's coverage penalty of coverage `(..., S)`, zero-coverage positions left out."""
         one = device_scalar(1.0, coverage.dtype)
         capped = ops.where(coverage > 0.0, ops.minimum(coverage, one), one)
-        return self.coverage_penalty * ops.sum(ops.log(capped), axis=-1)
+        beta = self.coverage_penalty
+        if not isinstance(beta, numbers.Real):
+            beta = ops.cast(beta, coverage.dtype)
+        return beta * ops.sum(ops.log(capped), axis=-1)
 
     def advance(self, beams, logits, alignment, kept=None):
         """One step: `logits` `(B * K, V)` and `alignment` `(B * K, S)` (or None)
@@ -192,7 +199,7 @@ class BeamSteps:
         if not self.static_alpha or self.length_penalty != 0.0:
             scores = scores / self.lp(ops.cast(beams.step + 1, "float32"))
         coverage = beams.alive_coverage
-        if self.coverage_penalty > 0.0:
+        if self.with_coverage:
             weights = ops.reshape(
                 ops.cast(alignment, "float32"), (-1, k, ops.shape(coverage)[-1])
             )  # (B, K, S)

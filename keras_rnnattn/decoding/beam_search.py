@@ -100,9 +100,10 @@ def beam_search(
         length_penalty: float, α of lp(Y); 0 ranks by log P(Y), larger values
             favour longer hypotheses (GNMT uses 0.6 to 0.7). Or a 0-d float
             tensor, read when the search runs: one compiled search then
-            serves every α (its value is not checked).
+            serves every α (a tensor's value is not checked).
         coverage_penalty: float >= 0, β of cp(Y); needs `next_fn` to return
-            the alignment.
+            the alignment. Or a 0-d float tensor, read when the search runs
+            (the coverage is then summed whatever its value).
         num_return_sequences: int in [1, beam_size], hypotheses returned per
             row.
         return_alignments: bool; also return each hypothesis's alignments.
@@ -174,29 +175,28 @@ def beam_search(
     """
     end_id = check_end_id(end_id)
     max_length = check_int("max_length", max_length)
-    # A tensor α is read when run; the settings' α stands in while checking.
-    tensor_alpha = ops.is_tensor(length_penalty) or isinstance(
-        length_penalty, np.ndarray
-    )
-    alpha = length_penalty if tensor_alpha else None
+    # A tensor penalty is read when run; 0 stands in for it while checking.
+    alpha, beta = _tensor_or_none(length_penalty), _tensor_or_none(coverage_penalty)
     if settings is None:  # the settings are checked where they are made
         settings = SearchSettings(
             "beam",
             beam_size=beam_size,
             length_penalty=length_penalty if alpha is None else 0.0,
-            coverage_penalty=coverage_penalty,
+            coverage_penalty=coverage_penalty if beta is None else 0.0,
             num_return_sequences=num_return_sequences,
         )
-    elif alpha is not None:
+    elif alpha is not None or beta is not None:
         raise ValueError(
-            "beam_search: give a tensor `length_penalty` without `settings`, "
-            "whose float `length_penalty` would replace it. Received: "
-            f"length_penalty={length_penalty!r} and settings={settings!r}"
+            "beam_search: give tensor penalties without `settings`, whose "
+            "float penalties would replace them. Received: length_penalty="
+            f"{length_penalty!r}, coverage_penalty={coverage_penalty!r} and "
+            f"settings={settings!r}"
         )
     beam_size = settings.beam_size
     num_return_sequences = settings.num_return_sequences
     length_penalty = settings.length_penalty if alpha is None else alpha
-    coverage_penalty = settings.coverage_penalty
+    coverage_penalty = settings.coverage_penalty if beta is None else beta
+    with_coverage = beta is not None or coverage_penalty > 0
 
     start_ids = ops.cast(ops.convert_to_tensor(start_ids), "int32")  # (B,)
 
@@ -214,11 +214,11 @@ def beam_search(
     logits, alignment = compiled_stage(first_step)(start_ids, state)
     if return_alignments:
         require_alignment(alignment)
-    if coverage_penalty > 0 and alignment is None:
+    if with_coverage and alignment is None:
         raise ValueError(
             "A coverage penalty needs the attention weights: `next_fn` must return "
             "`(logits, state, alignment)`. Received: coverage_penalty="
-            f"{coverage_penalty} and a `next_fn` returning `(logits, state)`"
+            f"{_shown(coverage_penalty)} and a `next_fn` returning `(logits, state)`"
         )
     search = BeamSteps(
         end_id=end_id,
@@ -236,7 +236,7 @@ def beam_search(
         return ops.repeat(x, beam_size, axis=0)
 
     # The source length may be known only when run (a graph of variable S).
-    source_length = ops.shape(alignment)[-1] if coverage_penalty > 0 else None
+    source_length = ops.shape(alignment)[-1] if with_coverage else None
     flat_state = FlatState(state)
     beams = search.initial_state(
         start_ids,
@@ -271,3 +271,18 @@ def beam_search(
     if return_state:
         outputs += (flat_state.pack([found_only(x) for x in beams.finished_state]),)
     return outputs
+
+
+def _tensor_or_none(penalty):
+    """`penalty` if it is a tensor (read when the search runs), else None."""
+    if ops.is_tensor(penalty) or isinstance(penalty, np.ndarray):
+        return penalty
+    return None
+
+
+def _shown(penalty):
+    """A penalty for an error message: its value where it is known."""
+    try:
+        return f"{float(ops.convert_to_numpy(penalty)):g}"
+    except Exception:  # a symbolic tensor, known only when run
+        return "a tensor"

@@ -120,9 +120,9 @@ class Seq2SeqSearch(GenerationMixin):
 
         Returns:
             The function; its `tokens, scores[, alignments]` are shaped as in
-            `generate_ids`. A beam search's function also takes a keyword
-            `length_penalty`, a 0-d float32 tensor in place of the settings'
-            α, read when it runs.
+            `generate_ids`. A beam search's function also takes the keywords
+            `length_penalty` and `coverage_penalty`, 0-d float32 tensors in
+            place of the settings' α and β, read when it runs.
         """
         if settings is None:
             settings = self.search_settings_for(beam_size, **beam_kwargs)
@@ -132,7 +132,7 @@ class Seq2SeqSearch(GenerationMixin):
         bos, eos = self.target_tokenizer.bos_id, self.target_tokenizer.eos_id
         next_fn = self._next_fn_with_row_limits if per_row else self.next_fn
 
-        def run(source_ids, uniforms=None, length_penalty=None):
+        def run(source_ids, uniforms=None, **penalties):
             source_ids = ops.convert_to_tensor(source_ids, "int32")
             state = compiled_stage(self.initial_state)(source_ids)  # the encoder
             step_fn = self._step_fn(next_fn, self.step_constants())
@@ -153,7 +153,7 @@ class Seq2SeqSearch(GenerationMixin):
                 settings,
                 uniforms=uniforms,
                 return_alignments=return_alignments,
-                length_penalty=length_penalty,
+                **penalties,
             )
 
         return run
@@ -194,6 +194,12 @@ class Seq2SeqSearch(GenerationMixin):
                 "Received: return_alignments=True"
             )
         settings = self.search_settings_for(beam_size, **beam_kwargs)
+        if settings.coverage_penalty > 0 and not self.has_attention:
+            raise ValueError(
+                f"{type(self).__name__} has no attention (attention='none'), "
+                "which a coverage penalty needs: give coverage_penalty=0. "
+                f"Received: coverage_penalty={settings.coverage_penalty:g}"
+            )
         if source_ids is not None and not isinstance(source_ids, (list, tuple)):
             source_ids = np.asarray(ops.convert_to_numpy(source_ids))
         source_ids = text_inputs.check_token_ids(
@@ -206,12 +212,16 @@ class Seq2SeqSearch(GenerationMixin):
             max_length = min(self.max_target_length, 2 * source_ids.shape[1] + 10)
         max_length = self._positive_int("max_length", max_length)
         return_alignments = bool(return_alignments)
-        kwargs = {}
-        if settings.method == "beam":  # α an input: one function for every α
-            kwargs["length_penalty"] = ops.convert_to_tensor(
-                settings.length_penalty, "float32"
+        penalties = {}
+        if settings.method == "beam":  # inputs: one function for every value
+            penalties["length_penalty"] = settings.length_penalty
+            if settings.coverage_penalty > 0:  # β = 0 sums no coverage
+                penalties["coverage_penalty"] = settings.coverage_penalty
+            # The key keeps only whether the coverage is summed (1.0 marks it).
+            on = "coverage_penalty" in penalties
+            settings = settings.replace(
+                length_penalty=0.0, coverage_penalty=1.0 if on else 0.0
             )
-            settings = settings.replace(length_penalty=0.0)
         search_fn = self._compiled(
             ("search", settings, max_length, per_row, return_alignments),
             lambda: self.search_fn(
@@ -221,7 +231,10 @@ class Seq2SeqSearch(GenerationMixin):
                 settings=settings,
             ),
         )
-        results = search_fn(source_ids, **kwargs)
+        results = search_fn(
+            source_ids,
+            **{k: ops.convert_to_tensor(v, "float32") for k, v in penalties.items()},
+        )
         return tuple(ops.convert_to_numpy(r) for r in results)
 
     def _penalties(self, length_penalty, coverage_penalty):

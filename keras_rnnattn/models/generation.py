@@ -70,6 +70,7 @@ def search(
     uniforms=None,
     return_alignments=False,
     length_penalty=None,
+    coverage_penalty=None,
 ):
     """Runs the search `settings` names: the one dispatch of both tasks.
 
@@ -85,8 +86,9 @@ def search(
         uniforms: float `(max_length, B)` in [0, 1), the random numbers of
             `"sample"` (`decoding.sampling.draw_uniforms`).
         return_alignments: bool, also return the alignments.
-        length_penalty: optional 0-d float32 tensor, the beam's α in place of
-            the settings' (read when run: one compiled search for every α).
+        length_penalty, coverage_penalty: optional 0-d float32 tensors, the
+            beam's α and β in place of the settings' (read when run: one
+            compiled search for every value).
 
     Returns:
         `(tokens, scores[, alignments])`: `(B, L)` and `(B,)`, or `(B, n, L)`
@@ -124,6 +126,8 @@ def search(
         )
     if length_penalty is None:
         length_penalty = settings.length_penalty
+    if coverage_penalty is None:
+        coverage_penalty = settings.coverage_penalty
     results = beam_search(
         next_fn,
         state,
@@ -132,7 +136,7 @@ def search(
         max_length,
         beam_size=settings.beam_size,
         length_penalty=length_penalty,
-        coverage_penalty=settings.coverage_penalty,
+        coverage_penalty=coverage_penalty,
         num_return_sequences=settings.num_return_sequences,
         return_alignments=return_alignments,
     )

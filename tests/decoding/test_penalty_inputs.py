@@ -1,5 +1,5 @@
-"""The beam's length penalty as a tensor: read when the search runs, so one
-compiled search serves every α."""
+"""The beam's penalties as tensors: read when the search runs, so one compiled
+search serves every length penalty α and every coverage penalty β > 0."""
 
 import keras
 import numpy as np
@@ -54,9 +54,52 @@ def test_one_compiled_search_matches_brute_force_at_every_alpha():
         assert len(traces) == 1
 
 
-def test_a_tensor_alpha_with_settings_gets_one_clear_error():
+def test_one_compiled_search_matches_brute_force_at_every_beta():
+    # The table of test_beam_search's coverage test: 3 tokens, 4 steps, an
+    # attention over 4 source positions whose last one is padding.
+    rng = np.random.default_rng(7)
+    log_probs = StepTableModel.random(7, max_length=4, vocab_size=3).table
+    alignments = rng.dirichlet(np.ones(3), size=(4, 3))
+    alignments = np.concatenate([alignments, np.zeros((4, 3, 1))], axis=-1)
+    model = StepTableModel(log_probs, alignments.astype("float32"))
+    starts = np.array([1, 2])
+    traces = []
+
+    def decode(starts, alpha, beta):
+        traces.append(beta)
+        return beam_search(
+            model.next_fn,
+            model.initial_state(2),
+            starts,
+            END,
+            model.max_length,
+            beam_size=8,
+            num_return_sequences=3,
+            length_penalty=alpha,
+            coverage_penalty=beta,
+        )
+
+    compiled = jit(decode)
+    for alpha, beta in [(0.0, 0.4), (0.7, 0.2), (0.7, 0.0)]:
+        tokens, scores = compiled(
+            ops.convert_to_tensor(starts, "int32"),
+            ops.convert_to_tensor(alpha),
+            ops.convert_to_tensor(beta),
+        )
+        tokens, scores = ops.convert_to_numpy(tokens), ops.convert_to_numpy(scores)
+        for b, start in enumerate(starts):
+            want, want_scores = brute_force_beams(
+                model, start, END, 3, alpha=alpha, beta=beta
+            )
+            np.testing.assert_array_equal(tokens[b], want)
+            np.testing.assert_allclose(scores[b], want_scores, rtol=1e-5, atol=1e-5)
+    if keras.backend.backend() != "torch":
+        assert len(traces) == 1
+
+
+def test_a_tensor_penalty_with_settings_gets_one_clear_error():
     model = StepTableModel.random(0, max_length=3, vocab_size=3)
-    with pytest.raises(ValueError, match="without `settings`"):
+    with pytest.raises(ValueError, match="tensor penalties without `settings`"):
         beam_search(
             model.next_fn,
             model.initial_state(1),
@@ -77,19 +120,28 @@ def small_translator():
     return model, model.encode_source(["a b c", "d e f g h", "h g"])
 
 
-def alpha_baked_in(model, source, alpha):
-    """The search with α a constant of its trace (as export traces it), run
-    without compiling: the reference of `generate_ids`."""
-    max_length = min(model.max_target_length, 2 * source.shape[1] + 10)
+def alpha_baked_in(model, source, alpha, beta=0.0, max_length=None):
+    """The search with α and β constants of its trace (as export traces
+    them), run without compiling: the reference of `generate_ids`."""
+    per_row = max_length is None
+    if per_row:
+        max_length = min(model.max_target_length, 2 * source.shape[1] + 10)
     run = model.search_fn(
-        beam_size=3, max_length=max_length, per_row=True, length_penalty=alpha
+        beam_size=3,
+        max_length=max_length,
+        per_row=per_row,
+        length_penalty=alpha,
+        coverage_penalty=beta,
     )
     return tuple(ops.convert_to_numpy(x) for x in run(source))
 
 
 def test_a_translator_compiles_one_beam_search_for_every_alpha(monkeypatch):
     model, source = small_translator()
-    want = {alpha: alpha_baked_in(model, source, alpha) for alpha in ALPHAS}
+    # Without a coverage penalty, then with one: a search of each kind. Four
+    # tokens leave some source positions with less than 1 in all, where β counts.
+    settings = [(alpha, 0.0) for alpha in ALPHAS] + [(0.6, 0.2), (0.6, 0.5)]
+    want = {ab: alpha_baked_in(model, source, *ab, max_length=4) for ab in settings}
     traces = []
     search = decoding.beam_search
 
@@ -98,15 +150,24 @@ def test_a_translator_compiles_one_beam_search_for_every_alpha(monkeypatch):
         return search(*args, **kwargs)
 
     monkeypatch.setattr(decoding, "beam_search", traced)
-    for alpha in ALPHAS:
-        tokens, scores = model.generate_ids(source, beam_size=3, length_penalty=alpha)
-        np.testing.assert_array_equal(tokens, want[alpha][0])
-        np.testing.assert_allclose(scores, want[alpha][1], rtol=1e-6, atol=1e-6)
-    # The scores tell the α apart: a search that kept the first one fails.
-    assert len({tuple(np.round(want[a][1], 4)) for a in ALPHAS}) == len(ALPHAS)
+    for alpha, beta in settings:
+        tokens, scores = model.generate_ids(
+            source, 3, 4, length_penalty=alpha, coverage_penalty=beta
+        )
+        np.testing.assert_array_equal(tokens, want[alpha, beta][0])
+        np.testing.assert_allclose(scores, want[alpha, beta][1], rtol=1e-6, atol=1e-6)
+    # The scores tell the settings apart: a search that kept the first fails.
+    assert len({tuple(np.round(w[1], 4)) for w in want.values()}) == len(settings)
     if keras.backend.backend() != "torch":  # compiled once, then reused
-        assert len(traces) == 1
-    assert len(model._compiled_fns) == 1
+        assert len(traces) == 2
+    assert len(model._compiled_fns) == 2
+
+
+def test_a_coverage_penalty_without_attention_gets_one_clear_error():
+    tokenizer = WordTokenizer().fit(["a b c d"])
+    model = Translator(tokenizer, tokenizer, embedding_dim=8, units=8, attention="none")
+    with pytest.raises(ValueError, match=r"no attention.*give coverage_penalty=0"):
+        model.translate("a b", beam_size=2, coverage_penalty=0.2)
 
 
 @pytest.mark.skipif(keras.backend.backend() != "torch", reason="torch.compile")
