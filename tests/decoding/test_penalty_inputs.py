@@ -17,14 +17,15 @@ END = 0
 ALPHAS = (-0.5, 0.0, 0.6, 1.4)
 
 
-def test_one_compiled_search_matches_brute_force_at_every_alpha():
-    # 2 tokens besides the end over 4 steps: 8 beams keep every hypothesis,
-    # so the search is exact and equals the enumeration in NumPy.
-    model = StepTableModel.random(10, max_length=4, vocab_size=3)
+def search_against_brute_force(model, penalties):
+    """One compiled search of two rows, 8 beams, 3 returned, run at each
+    `(alpha, beta)` of `penalties` (beta None: no coverage penalty) and
+    checked against the enumeration in NumPy. Returns the top tokens of
+    each run and how many times the search was traced."""
     starts = np.array([1, 2])
     traces = []
 
-    def decode(starts, alpha):
+    def decode(starts, alpha, beta=None):
         traces.append(alpha)
         return beam_search(
             model.next_fn,
@@ -35,23 +36,33 @@ def test_one_compiled_search_matches_brute_force_at_every_alpha():
             beam_size=8,
             num_return_sequences=3,
             length_penalty=alpha,
+            coverage_penalty=0.0 if beta is None else beta,
         )
 
     compiled = jit(decode)
-    best = set()
-    for alpha in ALPHAS:
-        tokens, scores = compiled(
-            ops.convert_to_tensor(starts, "int32"), ops.convert_to_tensor(alpha)
-        )
+    best = []
+    for alpha, beta in penalties:
+        tensors = [ops.convert_to_tensor(p) for p in (alpha, beta) if p is not None]
+        tokens, scores = compiled(ops.convert_to_tensor(starts, "int32"), *tensors)
         tokens, scores = ops.convert_to_numpy(tokens), ops.convert_to_numpy(scores)
         for b, start in enumerate(starts):
-            want, want_scores = brute_force_beams(model, start, END, 3, alpha=alpha)
+            want, want_scores = brute_force_beams(
+                model, start, END, 3, alpha=alpha, beta=beta or 0.0
+            )
             np.testing.assert_array_equal(tokens[b], want)
-            np.testing.assert_allclose(scores[b], want_scores, rtol=1e-5, atol=1e-6)
-        best.add(tuple(tokens[:, 0].ravel()))
-    assert len(best) > 1  # α changes which hypothesis wins
-    if keras.backend.backend() != "torch":  # torch runs `decode` eagerly
-        assert len(traces) == 1
+            np.testing.assert_allclose(scores[b], want_scores, rtol=1e-5, atol=1e-5)
+        best.append(tuple(tokens[:, 0].ravel()))
+    return best, len(traces)
+
+
+def test_one_compiled_search_matches_brute_force_at_every_alpha():
+    # 2 tokens besides the end over 4 steps: 8 beams keep every hypothesis,
+    # so the search is exact and equals the enumeration.
+    model = StepTableModel.random(10, max_length=4, vocab_size=3)
+    best, traces = search_against_brute_force(model, [(a, None) for a in ALPHAS])
+    assert len(set(best)) > 1  # α changes which hypothesis wins
+    if keras.backend.backend() != "torch":  # torch runs the search eagerly
+        assert traces == 1
 
 
 def test_one_compiled_search_matches_brute_force_at_every_beta():
@@ -62,39 +73,9 @@ def test_one_compiled_search_matches_brute_force_at_every_beta():
     alignments = rng.dirichlet(np.ones(3), size=(4, 3))
     alignments = np.concatenate([alignments, np.zeros((4, 3, 1))], axis=-1)
     model = StepTableModel(log_probs, alignments.astype("float32"))
-    starts = np.array([1, 2])
-    traces = []
-
-    def decode(starts, alpha, beta):
-        traces.append(beta)
-        return beam_search(
-            model.next_fn,
-            model.initial_state(2),
-            starts,
-            END,
-            model.max_length,
-            beam_size=8,
-            num_return_sequences=3,
-            length_penalty=alpha,
-            coverage_penalty=beta,
-        )
-
-    compiled = jit(decode)
-    for alpha, beta in [(0.0, 0.4), (0.7, 0.2), (0.7, 0.0)]:
-        tokens, scores = compiled(
-            ops.convert_to_tensor(starts, "int32"),
-            ops.convert_to_tensor(alpha),
-            ops.convert_to_tensor(beta),
-        )
-        tokens, scores = ops.convert_to_numpy(tokens), ops.convert_to_numpy(scores)
-        for b, start in enumerate(starts):
-            want, want_scores = brute_force_beams(
-                model, start, END, 3, alpha=alpha, beta=beta
-            )
-            np.testing.assert_array_equal(tokens[b], want)
-            np.testing.assert_allclose(scores[b], want_scores, rtol=1e-5, atol=1e-5)
+    _, traces = search_against_brute_force(model, [(0.0, 0.4), (0.7, 0.2), (0.7, 0.0)])
     if keras.backend.backend() != "torch":
-        assert len(traces) == 1
+        assert traces == 1
 
 
 def test_a_tensor_penalty_with_settings_gets_one_clear_error():
