@@ -1,6 +1,5 @@
 """The state beam search carries and one step of it (`beam_search`'s pieces)."""
 
-import numbers
 from typing import Any, NamedTuple
 
 import keras
@@ -8,7 +7,12 @@ from keras import ops
 
 from keras_rnnattn._backend import device_scalar
 from keras_rnnattn.decoding._beam_candidates import best_candidates
-from keras_rnnattn.decoding._common import write_at, write_column, zero_history
+from keras_rnnattn.decoding._common import (
+    read_when_run,
+    write_at,
+    write_column,
+    zero_history,
+)
 
 NEG_INF = float("-inf")
 
@@ -69,12 +73,10 @@ class BeamSteps:
         # A Python float is known when traced; a 0-d tensor is read when run
         # (one compiled search for every α).
         self.length_penalty = length_penalty
-        self.static_alpha = isinstance(length_penalty, numbers.Real)
+        self.static_alpha = not read_when_run(length_penalty)
         self.coverage_penalty = coverage_penalty
         # A tensor β sums the coverage whatever its value.
-        self.with_coverage = (
-            not isinstance(coverage_penalty, numbers.Real) or coverage_penalty > 0.0
-        )
+        self.with_coverage = read_when_run(coverage_penalty) or coverage_penalty > 0.0
         self.return_alignments = return_alignments
         self.return_state = return_state
         # Enough candidates that `beam_size` of them do not end, whatever ends:
@@ -154,7 +156,7 @@ class BeamSteps:
         one = device_scalar(1.0, coverage.dtype)
         capped = ops.where(coverage > 0.0, ops.minimum(coverage, one), one)
         beta = self.coverage_penalty
-        if not isinstance(beta, numbers.Real):
+        if read_when_run(beta):
             beta = ops.cast(beta, coverage.dtype)
         return beta * ops.sum(ops.log(capped), axis=-1)
 

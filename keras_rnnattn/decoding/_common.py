@@ -4,9 +4,16 @@ import numbers
 from typing import Any, NamedTuple
 
 import keras
+import numpy as np
 from keras import ops
 
 from keras_rnnattn._backend import decoding_loop, device_scalar
+
+
+def read_when_run(value):
+    """Whether `value` is a tensor or an array (read when a compiled search
+    runs), not a Python number (a constant of the trace)."""
+    return ops.is_tensor(value) or isinstance(value, np.ndarray)
 
 
 def check_int(name, value, minimum=1):

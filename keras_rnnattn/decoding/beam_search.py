@@ -1,7 +1,6 @@
 """Beam search with GNMT length and coverage penalties and n-best output."""
 
 import keras
-import numpy as np
 from keras import ops
 
 from keras_rnnattn._backend import compiled_stage, decoding_loop
@@ -12,6 +11,7 @@ from keras_rnnattn.decoding._common import (
     check_end_id,
     check_int,
     map_state,
+    read_when_run,
     require_alignment,
     vocabulary_size,
     where_rows,
@@ -275,9 +275,7 @@ def beam_search(
 
 def _tensor_or_none(penalty):
     """`penalty` if it is a tensor (read when the search runs), else None."""
-    if ops.is_tensor(penalty) or isinstance(penalty, np.ndarray):
-        return penalty
-    return None
+    return penalty if read_when_run(penalty) else None
 
 
 def _shown(penalty):
