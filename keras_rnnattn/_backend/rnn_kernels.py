@@ -10,6 +10,8 @@ input projection (`run_rnn`, `own_rnn_kernels`).
 import keras
 from keras import ops
 
+from keras_rnnattn._backend.torch_fused_rnn import call_fused_rnn
+
 
 def loops_in_python():
     """Whether loops over time run as Python loops over `ops.unstack`.
@@ -121,7 +123,8 @@ def run_rnn(rnn, inputs, initial_state=None, training=None):
     - torch: PyTorch's fused kernel (`torch.lstm` / `torch.gru`, oneDNN on CPU,
       cuDNN on GPU); Keras uses the same call on GPU only, and its CPU fallback
       indexes `x[t]` per step, whose backward pass writes a full-size zero tensor
-      each time;
+      each time; a large layer trained under `torch.compile` calls it at a graph
+      break, as PyTorch's `nn.LSTM` does (`torch_fused_rnn`);
     - TensorFlow: the input projection for all steps at once, then `time_loop`
       (`tf.scan`) of the recurrent part (the stock layer projects inside the
       loop);
@@ -182,7 +185,10 @@ def run_rnn(rnn, inputs, initial_state=None, training=None):
             hx = states[0][None]
             run = torch.gru
         params = [p.contiguous() for p in params]
-        return run(inputs, hx, params, True, 1, 0.0, bool(training), False, True)[0]
+        args = (inputs, hx, params, True, 1, 0.0, bool(training), False, True)
+        # Gates x (inputs + units) multiply-adds per row and step.
+        work = int(kernel.shape[1]) * (int(kernel.shape[0]) + cell.units)
+        return call_fused_rnn(run, args, work)
     inputs = ops.transpose(inputs, (1, 0, 2))  # (T, B, input_dim): the narrower
     if backend == "jax":
         from keras_rnnattn._backend.jax_lstm import lstm_sequence

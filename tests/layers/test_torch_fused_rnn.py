@@ -1,0 +1,99 @@
+"""Torch: `run_rnn`'s fused GRU/LSTM call inside `torch.compile` (`torch_fused_rnn`)."""
+
+import keras
+import numpy as np
+import pytest
+
+from keras_rnnattn._backend import run_rnn, torch_fused_rnn
+
+pytestmark = pytest.mark.skipif(
+    keras.backend.backend() != "torch", reason="torch.compile of the fused kernel"
+)
+
+B, T, D_IN, UNITS = 3, 7, 5, 6
+
+
+def layer_and_inputs(layer_cls):
+    keras.utils.set_random_seed(2)
+    rnn = layer_cls(UNITS, return_sequences=True)
+    rnn.build((None, None, D_IN))
+    x = np.random.default_rng(2).normal(size=(B, T, D_IN)).astype("float32")
+    return rnn, x
+
+
+def loss_and_gradients(rnn, x, compile_fn=None):
+    """The loss of `run_rnn` on `x` and its gradients (the weights, `x`), and
+    the names of the operators that ran (`torch.profiler`)."""
+    import torch
+    from torch.profiler import profile
+
+    inputs = torch.tensor(x, requires_grad=True)
+    weights = [w.value for w in rnn.trainable_weights]
+
+    def loss_fn(inputs):
+        out = run_rnn(rnn, inputs, training=True)  # (B, T, units)
+        return (torch.sin(out) * torch.arange(T)[None, :, None]).sum()
+
+    fn = loss_fn
+    if compile_fn is not None:
+        fn = compile_fn(loss_fn)
+        torch.autograd.grad(fn(inputs), weights)  # compiles, outside the profile
+    with profile() as prof:
+        loss = fn(inputs)
+        grads = torch.autograd.grad(loss, weights + [inputs])
+    names = {event.key for event in prof.key_averages()}
+    return float(loss.detach()), [g.detach().numpy() for g in grads], names
+
+
+@pytest.mark.parametrize("layer_cls", [keras.layers.GRU, keras.layers.LSTM])
+def test_a_large_layer_trained_under_torch_compile_calls_the_fused_kernel(
+    layer_cls, monkeypatch
+):
+    # AOTAutograd unrolls `torch.gru`/`torch.lstm` into its steps; a layer from
+    # OUTSIDE_GRAPH_FROM multiply-adds per step runs the fused kernel (forward
+    # and backward) at a graph break, to the eager loss and gradients. A
+    # smaller one stays in the graph, unrolled, to the same numbers.
+    import torch
+
+    kernel = {keras.layers.GRU: "aten::gru", keras.layers.LSTM: "aten::lstm"}
+    kernel = kernel[layer_cls]
+    rnn, x = layer_and_inputs(layer_cls)
+    want_loss, want_grads, eager_ops = loss_and_gradients(rnn, x)
+    assert kernel in eager_ops
+
+    def compiled(fn):
+        return torch.compile(fn, backend="aot_eager")
+
+    monkeypatch.setattr(torch_fused_rnn, "OUTSIDE_GRAPH_FROM", 1)
+    torch._dynamo.reset()
+    loss, grads, ran = loss_and_gradients(rnn, x, compiled)
+    assert kernel in ran
+    assert loss == pytest.approx(want_loss, rel=1e-5)
+    for got, want in zip(grads, want_grads):
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
+
+    monkeypatch.setattr(torch_fused_rnn, "OUTSIDE_GRAPH_FROM", 10**9)
+    torch._dynamo.reset()
+    loss, grads, ran = loss_and_gradients(rnn, x, compiled)
+    assert kernel not in ran  # unrolled in the graph
+    assert loss == pytest.approx(want_loss, rel=1e-5)
+    for got, want in zip(grads, want_grads):
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
+
+
+def test_without_gradients_the_layer_compiles_in_one_graph(monkeypatch):
+    # A decoding search's compiled encoder runs without gradients: the layer
+    # stays in its graph whatever its size (`fullgraph=True` fails on a break).
+    import torch
+
+    monkeypatch.setattr(torch_fused_rnn, "OUTSIDE_GRAPH_FROM", 1)
+    rnn, x = layer_and_inputs(keras.layers.LSTM)
+    inputs = torch.tensor(x)
+    torch._dynamo.reset()
+    encode = torch.compile(
+        lambda inputs: run_rnn(rnn, inputs), fullgraph=True, backend="eager"
+    )
+    with torch.no_grad():
+        got = encode(inputs)
+        want = run_rnn(rnn, inputs)
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-5, atol=1e-6)
