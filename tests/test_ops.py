@@ -76,6 +76,7 @@ def test_device_scalar_is_the_number(value, dtype):
         "keras_rnnattn._backend.torch_cross_entropy",
         "keras_rnnattn._backend.tf_cross_entropy",
         "keras_rnnattn._backend.jax_lstm",
+        "keras_rnnattn._backend.log_mean_exp",
     ],
 )
 def test_ops_docstring_examples_run(name):
@@ -363,3 +364,52 @@ def test_torch_cross_entropy_equals_pytorchs_and_runs_its_backward_once():
     loss.backward(retain_graph=True)
     with pytest.raises(RuntimeError, match="once per forward pass"):
         loss.backward()
+
+
+def test_log_mean_exp_is_numpys_mean_probability():
+    # An ensemble's mean of its members' probabilities, with tokens that one
+    # member or every member rules out (-inf) and members far apart.
+    from keras_rnnattn._backend import log_mean_exp
+
+    rng = np.random.default_rng(3)
+    members = [
+        np.log(rng.dirichlet(np.ones(40) * 0.3, size=6)).astype("float32")
+        for _ in range(3)
+    ]
+    members[0][:, 5] = -np.inf  # one member rules token 5 out
+    for m in members:
+        m[:, 7] = -np.inf  # every member rules token 7 out
+    members[2][0] -= 30.0  # far apart: exp underflows without the maximum
+    runs = [log_mean_exp]
+    if keras.backend.backend() == "torch":
+        import torch
+
+        # The branch a compiled step takes (Dynamo without inductor: fast).
+        runs.append(torch.compile(log_mean_exp, backend="eager", fullgraph=True))
+    for count in (1, 2, 3):
+        given = members[:count]
+        wide = np.stack(given).astype("float64")
+        top = wide.max(0)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            want = top + np.log(np.exp(wide - np.where(np.isinf(top), 0, top)).mean(0))
+        for run in runs:
+            got = ops.convert_to_numpy(run([ops.convert_to_tensor(m) for m in given]))
+            assert got.dtype == np.float32
+            assert np.all(np.isneginf(got[:, 7]))
+            np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-5)
+
+
+@pytest.mark.skipif(keras.backend.backend() != "torch", reason="eager torch's ops")
+def test_eager_log_mean_exp_folds_members_in_without_stacking_them():
+    import torch
+    from torch.profiler import profile
+
+    from keras_rnnattn._backend import log_mean_exp
+
+    members = [torch.randn(4, 30).log_softmax(-1) for _ in range(3)]
+    with profile() as run:
+        log_mean_exp(members)
+    names = [event.key for event in run.key_averages()]
+    counts = {event.key: event.count for event in run.key_averages()}
+    assert counts.get("aten::logaddexp") == 2, names  # one per member after the first
+    assert "aten::stack" not in names and "aten::logsumexp" not in names, names

@@ -12,6 +12,7 @@ which kernel updates Adam's weights and clips their gradients, whether ops run
 one at a time (eager torch), which op computes a cross-entropy and its gradient,
 how a decoding function is compiled, whether a train step may branch with a
 cond, whether a Dense fuses its bias or multiplies by a packed kernel, how an
+ensemble averages its members' probabilities, how an
 additive attention's score multiplies by its vector, whether loading a preset
 skips the variables' initializers, and a scalar made on the device rather than
 copied from the host.
@@ -34,6 +35,7 @@ from keras_rnnattn._backend.jit import (
     no_grad,
     own_trace_counts,
 )
+from keras_rnnattn._backend.log_mean_exp import log_mean_exp
 from keras_rnnattn._backend.loops import (
     compiled_stage,
     compiled_steps,
@@ -67,6 +69,7 @@ __all__ = [
     "device_scalar",
     "gate_step",
     "initializers_compile",
+    "log_mean_exp",
     "loops_in_python",
     "no_grad",
     "op_by_op",

@@ -3,6 +3,7 @@
 import keras
 from keras import ops
 
+from keras_rnnattn._backend import log_mean_exp
 from keras_rnnattn.models.seq2seq_task import Seq2SeqTask
 from keras_rnnattn.models.translator import Translator
 
@@ -169,9 +170,7 @@ class TranslatorEnsemble(Translator):
 
     def _mean_probability(self, log_probs):
         """log(1/M sum_m exp(log_probs[m])), float32."""
-        stacked = ops.stack([ops.cast(p, "float32") for p in log_probs], axis=0)
-        count = float(len(log_probs))
-        return ops.logsumexp(stacked, axis=0) - ops.log(count)
+        return log_mean_exp(log_probs)
 
     def initial_state(self, source_ids):
         """Every member's decoding state, as `{"states": [...], "memory": [...]}`.
