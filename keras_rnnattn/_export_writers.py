@@ -176,6 +176,7 @@ def write_onnx(model, path, options):
         function = tf.function(
             _distinct_outputs(fn, set(signature[0]), renamed),
             input_signature=signature,
+            autograph=False,
         )
         try:
             with _tf2onnx_converter() as tf2onnx:

@@ -413,3 +413,40 @@ def test_eager_log_mean_exp_folds_members_in_without_stacking_them():
     counts = {event.key: event.count for event in run.key_averages()}
     assert counts.get("aten::logaddexp") == 2, names  # one per member after the first
     assert "aten::stack" not in names and "aten::logsumexp" not in names, names
+
+
+@pytest.mark.skipif(
+    keras.backend.backend() == "torch",
+    reason="torch runs a decoding function eagerly: Python branches on values",
+)
+def test_compiled_functions_trace_the_python_as_written():
+    """The models' compiled decoding (`_backend.jit.compiled`) is traced as
+    written on JAX and TensorFlow alike: a Python `if` on a tensor's value is an
+    error on both (TensorFlow's AutoGraph would otherwise rewrite it into a
+    `tf.cond` on TensorFlow only), and `ops.cond` is the branch of both."""
+    from keras_rnnattn._backend.jit import compiled
+
+    model = keras.layers.Dense(2)
+    model.build((None, 3))
+    x = np.ones((1, 3), "float32")
+
+    def python_branch(x):
+        y = model(x)
+        if ops.sum(y) > 0:  # a tensor's value, unknown while tracing
+            return y
+        return -y
+
+    with pytest.raises(TypeError):
+        compiled(model, python_branch)(x)
+
+    def keras_branch(x):
+        y = model(x)
+        return ops.cond(ops.sum(y) > 0, lambda: y, lambda: -y)
+
+    y = np_value(model(x))
+    want = y if y.sum() > 0 else -y
+    np.testing.assert_allclose(np_value(compiled(model, keras_branch)(x)), want)
+
+
+def np_value(x):
+    return ops.convert_to_numpy(x)

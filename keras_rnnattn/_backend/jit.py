@@ -27,10 +27,11 @@ def compiled(model, fn):
 
     JAX: `jax.jit`, with the model's weights passed as arguments (so a compiled
     function never holds stale weights), compiled once per input shape.
-    TensorFlow: `tf.function`. Torch runs `fn` under `torch.no_grad()`,
-    eagerly but for the step of each decoding loop, which `torch.compile`
-    compiles when the model was compiled with `jit_compile=True` (Keras's own
-    meaning of it on torch; `"auto"` is eager there), read at each call.
+    TensorFlow: `tf.function`, without AutoGraph. Torch runs `fn` under
+    `torch.no_grad()`, eagerly but for the step of each decoding loop, which
+    `torch.compile` compiles when the model was compiled with
+    `jit_compile=True` (Keras's own meaning of it on torch; `"auto"` is eager
+    there), read at each call.
     """
     backend = keras.backend.backend()
     if backend == "jax":
@@ -53,8 +54,15 @@ def compiled(model, fn):
         # the closures of every model share: several models (presets) in one
         # process added up to its "triggered tf.function retracing" warning.
         # A `partial` has no code object, so each compiled function counts its
-        # own traces.
-        return tf.function(functools.partial(fn), reduce_retracing=True)
+        # own traces. Without AutoGraph the function is traced as written, as
+        # `jax.jit` traces it (its loops and branches are `ops.while_loop` and
+        # `ops.cond`), as Keras traces its own code and export endpoints:
+        # AutoGraph's rewriting of every function of the package that a
+        # decoding function calls took most of a first `translate`
+        # (5.5 s of 6 for the Ding preset, one thread).
+        return tf.function(
+            functools.partial(fn), reduce_retracing=True, autograph=False
+        )
 
     def run_without_gradients(*args, **kwargs):
         with no_grad(), compiled_steps(getattr(model, "jit_compile", False) is True):
