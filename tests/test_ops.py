@@ -443,10 +443,8 @@ def test_compiled_functions_trace_the_python_as_written():
         y = model(x)
         return ops.cond(ops.sum(y) > 0, lambda: y, lambda: -y)
 
-    y = np_value(model(x))
+    y = ops.convert_to_numpy(model(x))
     want = y if y.sum() > 0 else -y
-    np.testing.assert_allclose(np_value(compiled(model, keras_branch)(x)), want)
-
-
-def np_value(x):
-    return ops.convert_to_numpy(x)
+    np.testing.assert_allclose(
+        ops.convert_to_numpy(compiled(model, keras_branch)(x)), want
+    )
