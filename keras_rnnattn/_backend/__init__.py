@@ -11,7 +11,7 @@ stop condition and whether torch compiles its step and the encoder before it
 which kernel updates Adam's weights and clips their gradients, whether ops run
 one at a time (eager torch), which op computes a cross-entropy and its gradient,
 how a decoding function is compiled, whether a train step may branch with a
-cond, whether a Dense fuses its bias or multiplies by a packed kernel, how an
+cond, whether a Dense fuses its bias and which library multiplies by a kernel, how an
 ensemble averages its members' probabilities, how an
 additive attention's score multiplies by its vector, whether loading a preset
 skips the variables' initializers, and a scalar made on the device rather than
@@ -27,7 +27,7 @@ from keras_rnnattn._backend.adam import (
 from keras_rnnattn._backend.additive_scores import additive_energies, additive_scores
 from keras_rnnattn._backend.best_tokens import best_log_probs, best_tokens, op_by_op
 from keras_rnnattn._backend.cross_entropy import sparse_cross_entropy
-from keras_rnnattn._backend.fused_dense import dense_2d
+from keras_rnnattn._backend.fused_dense import dense_2d, linear
 from keras_rnnattn._backend.initializers import initializers_compile
 from keras_rnnattn._backend.jit import (
     compiled,
@@ -69,6 +69,7 @@ __all__ = [
     "device_scalar",
     "gate_step",
     "initializers_compile",
+    "linear",
     "log_mean_exp",
     "loops_in_python",
     "no_grad",

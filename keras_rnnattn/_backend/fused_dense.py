@@ -1,4 +1,5 @@
-"""A plain Dense on a 2-D input, with the bias inside the product on torch."""
+"""Products by a kernel: a plain Dense on a 2-D input, with the bias inside the
+product on torch; any `x @ kernel + bias`; on oneDNN in torch inference."""
 
 import keras
 from keras import ops
@@ -10,9 +11,8 @@ def dense_2d(layer, x):
     On torch, one `torch.addmm` adds the bias inside the product (Keras's Dense
     runs a matmul, then a separate add over the whole `(N, units)` output: at
     the Translator's output layer, 1920 x 8000 logits, that add took a fifth of
-    the layer's forward time on CPU). In a compiled torch step without
-    gradients on the CPU (a decoding step), a large product goes through
-    `packed_linear`: oneDNN's product with the kernel packed once, or `addmm`,
+    the layer's forward time on CPU). Without gradients on the CPU (decoding),
+    a large product goes through `onednn_linear`: oneDNN's product or `addmm`,
     whichever ran faster for its shape. Every other case, including other backends,
     a Dense with an activation, no bias, LoRA or quantization, calls the layer.
 
@@ -47,10 +47,47 @@ def dense_2d(layer, x):
         return layer(x)
     import torch
 
-    from keras_rnnattn._backend.packed_linear import packed_dense, packs
+    from keras_rnnattn._backend.onednn_linear import onednn_dense, uses_onednn
 
     dtype = layer.compute_dtype
     bias, x, kernel = (ops.cast(t, dtype) for t in (layer.bias, x, layer.kernel))
-    if packs(x, kernel):  # a compiled decoding step on the CPU
-        return packed_dense(x, kernel, bias)
+    if uses_onednn(x, kernel):  # torch inference on the CPU
+        return onednn_dense(x, kernel, bias)
     return torch.addmm(bias, x, kernel)
+
+
+def linear(x, kernel, bias=None):
+    """`ops.matmul(x, kernel) + bias`, on oneDNN in torch inference on the CPU.
+
+    Without gradients, on torch, a 2-D float32 product on the CPU of at least
+    `onednn_linear.MIN_MULTIPLY_ADDS` goes through oneDNN's product, or ATen's
+    where that measured faster for its shape (a decoding step's recurrent,
+    input-feeding and output products). Everything else, including the other
+    backends and training, is `ops.matmul` and the add, as written.
+
+    Args:
+        x: `(..., d)`.
+        kernel: `(d, units)`, of `x`'s dtype.
+        bias: optional `(units,)`.
+
+    Returns:
+        `(..., units)`.
+
+    Example:
+
+    >>> import numpy as np
+    >>> from keras_rnnattn._backend import linear
+    >>> x, kernel = np.ones((2, 3), "float32"), np.ones((3, 4), "float32")
+    >>> keras.ops.convert_to_numpy(linear(x, kernel, np.arange(4.0, dtype="float32")))[0]
+    array([3., 4., 5., 6.], dtype=float32)
+    """
+    if keras.backend.backend() == "torch":
+        from keras_rnnattn._backend.onednn_linear import onednn_dense, uses_onednn
+
+        x, kernel = ops.convert_to_tensor(x), ops.convert_to_tensor(kernel)
+        if bias is not None:
+            bias = ops.convert_to_tensor(bias)
+        if uses_onednn(x, kernel):
+            return onednn_dense(x, kernel, bias)
+    y = ops.matmul(x, kernel)
+    return y if bias is None else y + bias

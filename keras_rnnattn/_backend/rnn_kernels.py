@@ -10,6 +10,7 @@ input projection (`run_rnn`, `own_rnn_kernels`).
 import keras
 from keras import ops
 
+from keras_rnnattn._backend.fused_dense import linear
 from keras_rnnattn._backend.torch_fused_rnn import call_fused_rnn
 
 
@@ -80,7 +81,7 @@ def gate_step(kind, cell, x, states, recurrent_kernel, recurrent_bias=None):
     """
     h_prev = states[0]
     if kind == "gru":
-        rec = ops.matmul(h_prev, recurrent_kernel) + recurrent_bias  # (B, 3 units)
+        rec = linear(h_prev, recurrent_kernel, recurrent_bias)  # (B, 3 units)
         x_z, x_r, x_h = ops.split(x, 3, axis=-1)
         r_z, r_r, r_h = ops.split(rec, 3, axis=-1)
         z = cell.recurrent_activation(x_z + r_z)
@@ -88,7 +89,7 @@ def gate_step(kind, cell, x, states, recurrent_kernel, recurrent_bias=None):
         candidate = cell.activation(x_h + r * r_h)
         h = z * h_prev + (1.0 - z) * candidate  # (B, units)
         return h, [h]
-    gates = x + ops.matmul(h_prev, recurrent_kernel)  # (B, 4 units)
+    gates = x + linear(h_prev, recurrent_kernel)  # (B, 4 units)
     i, f, g, o = ops.split(gates, 4, axis=-1)
     act, rec_act = cell.activation, cell.recurrent_activation
     c = rec_act(f) * states[1] + rec_act(i) * act(g)

@@ -8,7 +8,7 @@ steps; a cell instance (or a stack) is called as it is.
 import keras
 from keras import ops
 
-from keras_rnnattn._backend import gate_step
+from keras_rnnattn._backend import gate_step, linear
 
 
 class DecoderCells:
@@ -50,7 +50,7 @@ class DecoderCells:
         """The input part of the cell's pre-activations, for any number of steps."""
         if self._cell_name is None:
             return inputs
-        return ops.matmul(inputs, params["kernel_in"]) + params["bias_in"]
+        return linear(inputs, params["kernel_in"], params["bias_in"])
 
     def _cell_step(self, x, cell_states, feed, params, training):
         """The recurrence: the top output h and the flat cell states from input x."""
@@ -62,7 +62,7 @@ class DecoderCells:
             )
             return h, list(keras.tree.flatten(new_states))
         if feed is not None:
-            x = x + ops.matmul(feed, params["kernel_feed"])  # (B, G)
+            x = x + linear(feed, params["kernel_feed"])  # (B, G)
         return gate_step(
             self._cell_name,
             self.cell,

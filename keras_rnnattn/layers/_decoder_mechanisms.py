@@ -10,6 +10,7 @@ shapes and masks (an alignment per mechanism, or one).
 import keras
 from keras import ops
 
+from keras_rnnattn._backend import linear
 from keras_rnnattn.layers.base_attention import BaseAttention
 
 
@@ -130,7 +131,7 @@ class DecoderMechanisms:
                 parts.append(layer(pre))
             else:
                 kernel = params["attention_kernels"][i]
-                parts.append(self._activation(ops.matmul(pre, kernel)))
+                parts.append(self._activation(linear(pre, kernel)))
         return parts[0] if len(parts) == 1 else ops.concatenate(parts, axis=-1)
 
     def _outputs(self, h, contexts, params):

@@ -3,7 +3,7 @@
 import keras
 from keras import ops
 
-from keras_rnnattn._backend import dense_2d
+from keras_rnnattn._backend import dense_2d, linear
 
 
 def _scale_to_norm(x, norm, axis):
@@ -159,7 +159,7 @@ class TranslatorReadout:
         logits, start = None, 0
         for size, w in zip(self._readout_sizes, kernels):
             x = _scale_to_norm(readout[:, start : start + size], self.fixnorm, 1)
-            part = ops.matmul(x, ops.cast(w, dtype))  # (N, V)
+            part = linear(x, ops.cast(w, dtype))  # (N, V)
             logits = part if logits is None else logits + part
             start += size
         return logits + ops.cast(self.output_dense.bias, dtype)

@@ -1,0 +1,233 @@
+"""Torch inference's large 2-D products through oneDNN, where it multiplies faster."""
+
+import functools
+
+import keras
+import numpy as np
+import pytest
+
+from keras_rnnattn._backend import linear, onednn_linear
+from keras_rnnattn.models import Translator
+from keras_rnnattn.ops import dense_2d
+from keras_rnnattn.text import WordTokenizer
+
+pytestmark = pytest.mark.skipif(
+    keras.backend.backend() != "torch", reason="torch's CPU inference"
+)
+
+
+def _needs_onednn():
+    if onednn_linear._OP is None:
+        pytest.skip("PyTorch without oneDNN")
+
+
+def _dense(units, d, seed):
+    layer = keras.layers.Dense(units)
+    layer.build((None, d))
+    rng = np.random.default_rng(seed)
+    for w in layer.weights:
+        w.assign(rng.normal(size=w.shape).astype("float32"))
+    return layer
+
+
+def _tensor(shape, seed):
+    import torch
+
+    rng = np.random.default_rng(seed)
+    return torch.as_tensor(rng.normal(size=shape), dtype=torch.float32)
+
+
+@pytest.mark.parametrize("library", ["onednn", "aten"])
+def test_compiled_products_match_numpy_for_weights_views_and_computed_kernels(
+    monkeypatch, library
+):
+    # Through the op whichever library it chose: a layer's weight, a slice of
+    # one (the decoder's input-feeding kernel), a kernel computed inside the
+    # compiled function (the fixnorm blocks), with a bias and without.
+    import torch
+
+    _needs_onednn()
+    monkeypatch.setattr(onednn_linear, "MIN_MULTIPLY_ADDS", 0)
+    faster = {}
+    monkeypatch.setattr(onednn_linear, "_FASTER", faster)
+    calls = []
+    for name in ("_onednn", "_aten"):
+        product = getattr(onednn_linear, name)
+        monkeypatch.setattr(
+            onednn_linear,
+            name,
+            functools.partial(lambda p, n, *a: calls.append(n) or p(*a), product, name),
+        )
+    threads = torch.get_num_threads()
+    for shape in ((5, 24, 30), (5, 12, 30), (5, 24, 24)):
+        for bias in (True, False):
+            faster[(*shape, bias, threads)] = library == "onednn"
+    layer = _dense(30, 24, 0)
+    x = _tensor((5, 24), 1)
+    torch._dynamo.reset()
+
+    def products(layer, x):
+        kernel = layer.kernel
+        scaled = kernel * 2.0 - 1.0  # (24, 30), computed here
+        return (
+            dense_2d(layer, x),
+            linear(x, kernel, layer.bias),
+            linear(x[:, :12], kernel[12:]),  # a view of the weight
+            linear(x, scaled),
+            linear(x, keras.ops.transpose(kernel[:, :24])),  # strided
+        )
+
+    with torch.no_grad():
+        got = torch.compile(products, fullgraph=True, backend="eager")(layer, x)
+    k, b, xs = layer.kernel.numpy(), layer.bias.numpy(), x.numpy()
+    want = (
+        xs @ k + b,
+        xs @ k + b,
+        xs[:, :12] @ k[12:],
+        xs @ (k * 2.0 - 1.0),
+        xs @ k[:, :24].T,
+    )
+    assert len(calls) == 5 and set(calls) == {f"_{library}"}
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g.numpy(), w, rtol=1e-5, atol=1e-4)
+
+
+def test_the_op_measures_both_products_once_per_shape_and_keeps_the_faster(
+    monkeypatch,
+):
+    import torch
+
+    _needs_onednn()
+    monkeypatch.setattr(onednn_linear, "MIN_MULTIPLY_ADDS", 0)
+    monkeypatch.setattr(onednn_linear, "_FASTER", {})
+    timings = []
+    measure = onednn_linear._onednn_is_faster
+
+    def counted(*args):
+        timings.append(args[0].shape[0])
+        return measure(*args)
+
+    monkeypatch.setattr(onednn_linear, "_onednn_is_faster", counted)
+    layer = _dense(64, 32, 4)
+    torch._dynamo.reset()
+    compiled = torch.compile(dense_2d, fullgraph=True, backend="eager")
+    with torch.no_grad():
+        for rows in (6, 6, 9, 6):
+            x = _tensor((rows, 32), rows)
+            want = x.numpy() @ layer.kernel.numpy() + layer.bias.numpy()
+            np.testing.assert_allclose(
+                compiled(layer, x).numpy(), want, rtol=1e-5, atol=1e-4
+            )
+    assert timings == [6, 9]  # once for each count of rows
+    threads = torch.get_num_threads()
+    assert set(onednn_linear._FASTER) == {
+        (6, 32, 64, True, threads),
+        (9, 32, 64, True, threads),
+    }
+
+
+def test_a_small_product_keeps_aten_in_the_compiled_graph():
+    # Below `MIN_MULTIPLY_ADDS` the op is never called: nothing measured.
+    import torch
+
+    layer = _dense(300, 24, 6)
+    assert 5 * 24 * 300 < onednn_linear.MIN_MULTIPLY_ADDS
+    torch._dynamo.reset()
+    before = dict(onednn_linear._FASTER)
+    compiled = torch.compile(dense_2d, fullgraph=True, backend="eager")
+    with torch.no_grad():
+        got = compiled(layer, _tensor((5, 24), 2)).numpy()
+    want = _tensor((5, 24), 2).numpy() @ layer.kernel.numpy() + layer.bias.numpy()
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-4)
+    assert onednn_linear._FASTER == before
+
+
+def test_training_keeps_the_differentiable_product(monkeypatch):
+    # The op has no gradient: with gradients on, `linear` and `dense_2d` keep
+    # ATen's product, and the kernel gets its gradient.
+    import torch
+
+    monkeypatch.setattr(onednn_linear, "MIN_MULTIPLY_ADDS", 0)
+    layer = _dense(7, 4, 3)
+    x = torch.ones(2, 4)
+    torch._dynamo.reset()
+    out = torch.compile(dense_2d, fullgraph=True, backend="eager")(layer, x)
+    kernel = layer.kernel.value
+    (out.sum() + linear(x, kernel).sum()).backward()
+    np.testing.assert_allclose(kernel.grad.numpy(), np.full((4, 7), 4.0))
+
+
+def test_decoding_on_onednn_gives_the_tokens_of_atens_products(monkeypatch):
+    # Eager decoding (no gradients) of a Translator with input feeding, the
+    # lexical model and the fixnorm layer, greedy and beam search, every product
+    # through oneDNN: the tokens and scores of the search with ATen's products.
+    _needs_onednn()
+    tokenizer = WordTokenizer().fit(["a b c d e f g h i j"])
+    keras.utils.set_random_seed(3)
+    model = Translator(
+        tokenizer, tokenizer, embedding_dim=8, units=16, fixnorm=3.5, lexical_model=True
+    )
+    source = model.encode_source(["a b c", "d e f g h", "h g", "i j a"])
+
+    def search(minimum, faster):
+        monkeypatch.setattr(onednn_linear, "MIN_MULTIPLY_ADDS", minimum)
+        monkeypatch.setattr(onednn_linear, "_FASTER", faster)
+        greedy = model.generate_ids(source, max_length=9)
+        beam = model.generate_ids(source, max_length=9, beam_size=3)
+        return greedy, beam
+
+    aten = search(1 << 62, {})
+    always = _AlwaysOneDNN()
+    onednn = search(0, always)
+    assert always.asked > 0
+    for a, o in zip(aten, onednn):
+        np.testing.assert_array_equal(a[0], o[0])  # tokens
+        np.testing.assert_allclose(a[1], o[1], rtol=1e-4, atol=1e-4)  # scores
+
+
+def test_jit_compile_runs_the_op_inside_inductors_loop(monkeypatch):
+    # `jit_compile=True` on the CPU: inductor's `while_loop` over the step
+    # calls the op at every step; greedy tokens and scores as eager ATen's.
+    import torch
+
+    from keras_rnnattn._backend import whole_loop
+
+    _needs_onednn()
+    tokenizer = WordTokenizer().fit(["a b c d e f g h"])
+    keras.utils.set_random_seed(4)
+    model = Translator(tokenizer, tokenizer, embedding_dim=8, units=8, fixnorm=3.5)
+    source = model.encode_source(["a b c", "d e f g h", "h g"])
+    monkeypatch.setattr(onednn_linear, "MIN_MULTIPLY_ADDS", 1 << 62)
+    want = model.generate_ids(source, max_length=8)
+    monkeypatch.setattr(onednn_linear, "MIN_MULTIPLY_ADDS", 0)
+    always = _AlwaysOneDNN()
+    monkeypatch.setattr(onednn_linear, "_FASTER", always)
+    torch._dynamo.reset()
+    model.compile(jit_compile=True)
+    tokens, scores = model.generate_ids(source, max_length=8)
+    asked = always.asked
+    model.generate_ids(source, max_length=8)
+    assert asked > 0 and always.asked > asked  # the compiled loop calls the op
+    loops = [key for key in whole_loop._CALLERS if key[2] is whole_loop.compile_loop]
+    refused = [key for key in whole_loop._REFUSED if key[2] is whole_loop.compile_loop]
+    assert loops and not refused
+    np.testing.assert_array_equal(tokens, want[0])
+    np.testing.assert_allclose(scores, want[1], rtol=1e-4, atol=1e-4)
+
+
+class _AlwaysOneDNN(dict):
+    """`_FASTER` answering "oneDNN" for every shape, counting the questions."""
+
+    asked = 0
+
+    def get(self, key, default=None):
+        self.asked += 1
+        return True
+
+
+def test_docstring_example_runs():
+    import doctest
+
+    _needs_onednn()
+    result = doctest.testmod(onednn_linear)
+    assert result.attempted > 0 and result.failed == 0
