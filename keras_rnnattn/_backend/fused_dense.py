@@ -81,7 +81,7 @@ def linear(x, kernel, bias=None):
     >>> keras.ops.convert_to_numpy(linear(x, kernel, np.arange(4.0, dtype="float32")))[0]
     array([3., 4., 5., 6.], dtype=float32)
     """
-    if keras.backend.backend() == "torch":
+    if keras.backend.backend() == "torch" and not _grad_enabled():
         from keras_rnnattn._backend.onednn_linear import onednn_dense, uses_onednn
 
         x, kernel = ops.convert_to_tensor(x), ops.convert_to_tensor(kernel)
@@ -91,3 +91,11 @@ def linear(x, kernel, bias=None):
             return onednn_dense(x, kernel, bias)
     y = ops.matmul(x, kernel)
     return y if bias is None else y + bias
+
+
+def _grad_enabled():
+    """Torch: whether autograd records (a train step), checked before anything
+    else so that training's eager steps pay nothing for `linear`'s choice."""
+    import torch
+
+    return torch.is_grad_enabled()
