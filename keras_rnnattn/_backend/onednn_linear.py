@@ -89,8 +89,9 @@ _OP = _define_op() if keras.backend.backend() == "torch" else None
 
 def uses_onednn(x, kernel):
     """Whether `onednn_dense` runs for these tensors: torch without gradients,
-    2-D float32 on the CPU, where PyTorch has oneDNN, for a product of at least
-    `MIN_MULTIPLY_ADDS` (shapes known when traced)."""
+    not exporting (`torch.export` and ONNX know no such op), 2-D float32 on the
+    CPU, where PyTorch has oneDNN, for a product of at least `MIN_MULTIPLY_ADDS`
+    (shapes known when traced)."""
     import torch
 
     return (
@@ -98,11 +99,37 @@ def uses_onednn(x, kernel):
         and isinstance(x, torch.Tensor)
         and isinstance(kernel, torch.Tensor)
         and not torch.is_grad_enabled()
+        and not torch.compiler.is_exporting()
         and len(x.shape) == 2
         and x.device.type == "cpu"
         and x.dtype == kernel.dtype == torch.float32
         and x.shape[0] * kernel.shape[0] * kernel.shape[1] >= MIN_MULTIPLY_ADDS
     )
+
+
+def measured_faster(rows, kernel, bias=True):
+    """Whether the op multiplies `rows` rows by `kernel` in oneDNN: its choice
+    for that shape, timed now on placeholder tensors if it was never made.
+    Eagerly only: False (ATen's) in code being traced.
+
+    Args:
+        rows: int.
+        kernel: `(d, units)`.
+        bias: whether the product adds a bias.
+
+    Returns:
+        bool.
+    """
+    import torch
+
+    if torch.compiler.is_compiling():
+        return False
+    key = (rows, *kernel.shape, bias, torch.get_num_threads())
+    if key not in _FASTER:
+        d, units = kernel.shape
+        sample = torch.ones(rows, d), torch.ones(d, units)
+        _FASTER[key] = _onednn_is_faster(*sample, torch.ones(units) if bias else None)
+    return _FASTER[key]
 
 
 def onednn_dense(x, kernel, bias=None):

@@ -157,6 +157,30 @@ def test_training_keeps_the_differentiable_product(monkeypatch):
     np.testing.assert_allclose(kernel.grad.numpy(), np.full((4, 7), 4.0))
 
 
+def test_torch_export_keeps_atens_product(monkeypatch):
+    # `torch.export` (and ONNX after it) knows no custom op: an exported
+    # product stays ATen's, gradients off or not.
+    import torch
+
+    _needs_onednn()
+    monkeypatch.setattr(onednn_linear, "MIN_MULTIPLY_ADDS", 0)
+
+    class Product(torch.nn.Module):
+        def forward(self, x, kernel):
+            return linear(x, kernel)
+
+    x, kernel = _tensor((3, 4), 0), _tensor((4, 5), 1)
+    with torch.no_grad():
+        assert onednn_linear.uses_onednn(x, kernel)  # eagerly, the op
+        program = torch.export.export(Product(), (x, kernel))
+    targets = [str(node.target) for node in program.graph.nodes]
+    assert not [t for t in targets if "keras_rnnattn" in t]
+    assert [t for t in targets if "matmul" in t or "mm" in t]
+    np.testing.assert_allclose(
+        program.module()(x, kernel).numpy(), x.numpy() @ kernel.numpy(), atol=1e-5
+    )
+
+
 def test_decoding_on_onednn_gives_the_tokens_of_atens_products(monkeypatch):
     # Eager decoding (no gradients) of a Translator with input feeding, the
     # lexical model and the fixnorm layer, greedy and beam search, every product
@@ -213,6 +237,64 @@ def test_jit_compile_runs_the_op_inside_inductors_loop(monkeypatch):
     assert loops and not refused
     np.testing.assert_array_equal(tokens, want[0])
     np.testing.assert_allclose(scores, want[1], rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("by_steps", [True, False])
+def test_an_inference_gru_by_steps_gives_the_stock_layers_outputs(
+    monkeypatch, by_steps
+):
+    # Without gradients, where oneDNN measured faster for the recurrent
+    # product, a GRU runs its projection and `gate_step`s through the op
+    # (else `torch.gru`): either way the stock Keras layer's outputs, from a
+    # given initial state too.
+    import torch
+
+    from keras_rnnattn._backend import rnn_kernels, run_rnn
+
+    _needs_onednn()
+    monkeypatch.setattr(onednn_linear, "MIN_MULTIPLY_ADDS", 0)
+    choices = {}
+    monkeypatch.setattr(onednn_linear, "_FASTER", choices)
+    rows, units = 4, 8
+    threads = torch.get_num_threads()
+    choices[(rows, units, 3 * units, True, threads)] = by_steps
+    gru = keras.layers.GRU(units, return_sequences=True)
+    gru.build((None, None, 6))
+    rng = np.random.default_rng(5)
+    for w in gru.weights:
+        w.assign(rng.normal(scale=0.7, size=w.shape).astype("float32"))
+    x, h0 = _tensor((rows, 7, 6), 6), _tensor((rows, units), 7)
+    fused, original = [], rnn_kernels.call_fused_rnn
+    monkeypatch.setattr(
+        rnn_kernels, "call_fused_rnn", lambda *a: fused.append(1) or original(*a)
+    )
+    with torch.no_grad():
+        got = run_rnn(gru, x, [h0]).numpy()
+        got_zero = run_rnn(gru, x).numpy()
+        want = gru(x, initial_state=[h0]).numpy()
+        want_zero = gru(x).numpy()
+    assert len(fused) == (0 if by_steps else 2)
+    np.testing.assert_allclose(got, want, atol=1e-5)
+    np.testing.assert_allclose(got_zero, want_zero, atol=1e-5)
+
+
+def test_a_choice_never_made_is_timed_once_on_placeholders(monkeypatch):
+    import torch
+
+    _needs_onednn()
+    monkeypatch.setattr(onednn_linear, "_FASTER", {})
+    timed = []
+    measure = onednn_linear._onednn_is_faster
+    monkeypatch.setattr(
+        onednn_linear, "_onednn_is_faster", lambda *a: timed.append(a) or measure(*a)
+    )
+    kernel = _tensor((16, 48), 8)
+    chosen = onednn_linear.measured_faster(3, kernel)
+    assert onednn_linear.measured_faster(3, kernel) is chosen
+    key = (3, 16, 48, True, torch.get_num_threads())
+    assert onednn_linear._FASTER == {key: chosen} and len(timed) == 1
+    x, k, b = timed[0]
+    assert (x.shape, k.shape, b.shape) == ((3, 16), (16, 48), (48,))
 
 
 class _AlwaysOneDNN(dict):
