@@ -21,6 +21,16 @@ def _needs_onednn():
         pytest.skip("PyTorch without oneDNN")
 
 
+@pytest.fixture
+def choices(monkeypatch):
+    """The op for every product, its choices of library an empty dict to fill."""
+    _needs_onednn()
+    monkeypatch.setattr(onednn_linear, "MIN_MULTIPLY_ADDS", 0)
+    made = {}
+    monkeypatch.setattr(onednn_linear, "_FASTER", made)
+    return made
+
+
 def _dense(units, d, seed):
     layer = keras.layers.Dense(units)
     layer.build((None, d))
@@ -39,17 +49,13 @@ def _tensor(shape, seed):
 
 @pytest.mark.parametrize("library", ["onednn", "aten"])
 def test_compiled_products_match_numpy_for_weights_views_and_computed_kernels(
-    monkeypatch, library
+    monkeypatch, choices, library
 ):
     # Through the op whichever library it chose: a layer's weight, a slice of
     # one (the decoder's input-feeding kernel), a kernel computed inside the
     # compiled function (the fixnorm blocks), with a bias and without.
     import torch
 
-    _needs_onednn()
-    monkeypatch.setattr(onednn_linear, "MIN_MULTIPLY_ADDS", 0)
-    faster = {}
-    monkeypatch.setattr(onednn_linear, "_FASTER", faster)
     calls = []
     for name in ("_onednn", "_aten"):
         product = getattr(onednn_linear, name)
@@ -61,7 +67,7 @@ def test_compiled_products_match_numpy_for_weights_views_and_computed_kernels(
     threads = torch.get_num_threads()
     for shape in ((5, 24, 30), (5, 12, 30), (5, 24, 24)):
         for bias in (True, False):
-            faster[(*shape, bias, threads)] = library == "onednn"
+            choices[(*shape, bias, threads)] = library == "onednn"
     layer = _dense(30, 24, 0)
     x = _tensor((5, 24), 1)
     torch._dynamo.reset()
@@ -226,22 +232,23 @@ def test_jit_compile_runs_the_op_inside_inductors_loop(monkeypatch):
     monkeypatch.setattr(onednn_linear, "MIN_MULTIPLY_ADDS", 0)
     always = _AlwaysOneDNN()
     monkeypatch.setattr(onednn_linear, "_FASTER", always)
+    # This test's loops apart from those of the tests after it.
+    monkeypatch.setattr(whole_loop, "_CALLERS", {})
+    monkeypatch.setattr(whole_loop, "_REFUSED", set())
     torch._dynamo.reset()
     model.compile(jit_compile=True)
     tokens, scores = model.generate_ids(source, max_length=8)
     asked = always.asked
     model.generate_ids(source, max_length=8)
     assert asked > 0 and always.asked > asked  # the compiled loop calls the op
-    loops = [key for key in whole_loop._CALLERS if key[2] is whole_loop.compile_loop]
-    refused = [key for key in whole_loop._REFUSED if key[2] is whole_loop.compile_loop]
-    assert loops and not refused
+    assert whole_loop._CALLERS and not whole_loop._REFUSED
     np.testing.assert_array_equal(tokens, want[0])
     np.testing.assert_allclose(scores, want[1], rtol=1e-4, atol=1e-4)
 
 
 @pytest.mark.parametrize("by_steps", [True, False])
 def test_an_inference_gru_by_steps_gives_the_stock_layers_outputs(
-    monkeypatch, by_steps
+    monkeypatch, choices, by_steps
 ):
     # Without gradients, where oneDNN measured faster for the recurrent
     # product, a GRU runs its projection and `gate_step`s through the op
@@ -251,10 +258,6 @@ def test_an_inference_gru_by_steps_gives_the_stock_layers_outputs(
 
     from keras_rnnattn._backend import rnn_kernels, run_rnn
 
-    _needs_onednn()
-    monkeypatch.setattr(onednn_linear, "MIN_MULTIPLY_ADDS", 0)
-    choices = {}
-    monkeypatch.setattr(onednn_linear, "_FASTER", choices)
     rows, units = 4, 8
     threads = torch.get_num_threads()
     choices[(rows, units, 3 * units, True, threads)] = by_steps
