@@ -104,9 +104,9 @@ def _gru_by_steps(kind, inputs, recurrent_kernel):
     `linear` sends the step's recurrent product to oneDNN, which the op measured
     faster for its shape (a bidirectional GRU of 192 units over 64 rows of 20
     steps took 16.6 ms in `torch.gru` on an AMD EPYC core; the Ding preset
-    translated 8-17% more sentences a second this way). Compiled code keeps
+    translated 7-17% more sentences a second this way). Compiled code keeps
     `torch.gru`, which Dynamo unrolls into the graph: the steps through the op
-    compiled three times longer and ran no faster."""
+    compiled 1.5-3.5 times longer and ran no faster."""
     import torch
 
     if kind != "gru" or torch.compiler.is_compiling():
@@ -146,7 +146,8 @@ def run_rnn(rnn, inputs, initial_state=None, training=None):
       cuDNN on GPU); Keras uses the same call on GPU only, and its CPU fallback
       indexes `x[t]` per step, whose backward pass writes a full-size zero tensor
       each time; a large layer trained under `torch.compile` calls it at a graph
-      break, as PyTorch's `nn.LSTM` does (`torch_fused_rnn`);
+      break, as PyTorch's `nn.LSTM` does (`torch_fused_rnn`); in eager
+      inference a GRU may run its steps through oneDNN instead (`_gru_by_steps`);
     - TensorFlow: the input projection for all steps at once, then `time_loop`
       (`tf.scan`) of the recurrent part (the stock layer projects inside the
       loop);
