@@ -59,10 +59,11 @@ def dense_2d(layer, x):
 def linear(x, kernel, bias=None):
     """`ops.matmul(x, kernel) + bias`, on oneDNN in torch inference on the CPU.
 
-    Without gradients, on torch, a 2-D float32 product on the CPU of at least
+    Without gradients, on torch, a float32 product on the CPU of at least
     `onednn_linear.MIN_MULTIPLY_ADDS` goes through oneDNN's product, or ATen's
     where that measured faster for its shape (a decoding step's recurrent,
-    input-feeding and output products). Everything else, including the other
+    input-feeding and output products; a GRU's input projection for all
+    steps, its leading axes as rows). Everything else, including the other
     backends and training, is `ops.matmul` and the add, as written.
 
     Args:
@@ -87,8 +88,10 @@ def linear(x, kernel, bias=None):
         x, kernel = ops.convert_to_tensor(x), ops.convert_to_tensor(kernel)
         if bias is not None:
             bias = ops.convert_to_tensor(bias)
-        if uses_onednn(x, kernel):
-            return onednn_dense(x, kernel, bias)
+        rows = x.reshape(-1, x.shape[-1])  # (N, d), N the product of leading axes
+        if uses_onednn(rows, kernel):
+            out = onednn_dense(rows, kernel, bias)  # (N, units)
+            return out.reshape(*x.shape[:-1], kernel.shape[1])
     y = ops.matmul(x, kernel)
     return y if bias is None else y + bias
 

@@ -213,22 +213,13 @@ def run_rnn(rnn, inputs, initial_state=None, training=None):
         work = int(kernel.shape[1]) * (int(kernel.shape[0]) + cell.units)
         return call_fused_rnn(run, args, work)
     inputs = ops.transpose(inputs, (1, 0, 2))  # (T, B, input_dim): the narrower
-    if backend == "torch":  # `_gru_by_steps`
-        steps, rows, width = inputs.shape
-        flat = ops.reshape(inputs, (steps * rows, width))  # one product for all
-        x = ops.reshape(linear(flat, kernel, bias[0]), (steps, rows, -1))
-        h, hs = states[0], []
-        for x_t in ops.unstack(x, axis=0):
-            h, _ = gate_step(kind, cell, x_t, [h], recurrent_kernel, bias[1])
-            hs.append(h)
-        return ops.stack(hs, axis=1)  # (B, T, units)
     if backend == "jax":
         from keras_rnnattn._backend.jax_lstm import lstm_sequence
 
         hs = lstm_sequence(inputs, kernel, bias, recurrent_kernel, *states)
         return ops.transpose(hs, (1, 0, 2))  # (B, T, units)
     bias_in, bias_rec = (bias[0], bias[1]) if kind == "gru" else (bias, None)
-    x = ops.matmul(inputs, kernel) + bias_in  # (T, B, G): all steps at once
+    x = linear(inputs, kernel, bias_in)  # (T, B, G): all steps at once
 
     def body(carry, x_t):
         h, new_states = gate_step(

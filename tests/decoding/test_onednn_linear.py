@@ -53,7 +53,8 @@ def test_compiled_products_match_numpy_for_weights_views_and_computed_kernels(
 ):
     # Through the op whichever library it chose: a layer's weight, a slice of
     # one (the decoder's input-feeding kernel), a kernel computed inside the
-    # compiled function (the fixnorm blocks), with a bias and without.
+    # compiled function (the fixnorm blocks), with a bias and without, and a
+    # 3-D input, its leading axes as rows (a GRU's projection of all steps).
     import torch
 
     calls = []
@@ -65,7 +66,7 @@ def test_compiled_products_match_numpy_for_weights_views_and_computed_kernels(
             functools.partial(lambda p, n, *a: calls.append(n) or p(*a), product, name),
         )
     threads = torch.get_num_threads()
-    for shape in ((5, 24, 30), (5, 12, 30), (5, 24, 24)):
+    for shape in ((5, 24, 30), (5, 12, 30), (5, 24, 24), (10, 24, 30)):
         for bias in (True, False):
             choices[(*shape, bias, threads)] = library == "onednn"
     layer = _dense(30, 24, 0)
@@ -81,6 +82,8 @@ def test_compiled_products_match_numpy_for_weights_views_and_computed_kernels(
             linear(x[:, :12], kernel[12:]),  # a view of the weight
             linear(x, scaled),
             linear(x, keras.ops.transpose(kernel[:, :24])),  # strided
+            linear(keras.ops.reshape(x, (1, 5, 24)), kernel),  # (1, 5, 30)
+            linear(keras.ops.stack([x, -x]), kernel, layer.bias),  # rows of both
         )
 
     with torch.no_grad():
@@ -92,8 +95,10 @@ def test_compiled_products_match_numpy_for_weights_views_and_computed_kernels(
         xs[:, :12] @ k[12:],
         xs @ (k * 2.0 - 1.0),
         xs @ k[:, :24].T,
+        (xs @ k)[None],
+        np.stack([xs, -xs]) @ k + b,
     )
-    assert len(calls) == 5 and set(calls) == {f"_{library}"}
+    assert len(calls) == 7 and set(calls) == {f"_{library}"}
     for g, w in zip(got, want):
         np.testing.assert_allclose(g.numpy(), w, rtol=1e-5, atol=1e-4)
 
