@@ -27,7 +27,7 @@ from keras_rnnattn._backend.adam import (
 from keras_rnnattn._backend.additive_scores import additive_energies, additive_scores
 from keras_rnnattn._backend.best_tokens import best_log_probs, best_tokens, op_by_op
 from keras_rnnattn._backend.cross_entropy import sparse_cross_entropy
-from keras_rnnattn._backend.fused_dense import dense_2d, linear
+from keras_rnnattn._backend.fused_dense import dense_2d, dense_plus, linear
 from keras_rnnattn._backend.initializers import initializers_compile
 from keras_rnnattn._backend.jit import (
     compiled,
@@ -66,6 +66,7 @@ __all__ = [
     "cond_differentiable",
     "decoding_loop",
     "dense_2d",
+    "dense_plus",
     "device_scalar",
     "gate_step",
     "initializers_compile",

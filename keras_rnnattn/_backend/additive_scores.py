@@ -4,6 +4,7 @@ import keras
 from keras import ops
 
 from keras_rnnattn._backend.best_tokens import op_by_op
+from keras_rnnattn._backend.fast_tanh import tanh
 
 
 def additive_scores(hidden, v):
@@ -71,7 +72,7 @@ def additive_energies(query, processed_key, v):
     """
 
     def scores(query, processed_key, v):
-        hidden = ops.tanh(
+        hidden = tanh(
             ops.expand_dims(query, 2) + ops.expand_dims(processed_key, 1)
         )  # (B, T, S, units)
         return additive_scores(hidden, v)

@@ -56,6 +56,48 @@ def dense_2d(layer, x):
     return torch.addmm(bias, x, kernel)
 
 
+def dense_plus(layer, x, bias):
+    """`layer(x) + bias` for a `keras.layers.Dense` without a bias of its own.
+
+    On torch, for a plain layer (no activation, LoRA or quantization), it is
+    `linear(x, layer.kernel, bias)`: in inference on the CPU the product and
+    the bias go to oneDNN together (an additive attention's query projection,
+    W_q q + b, at every decoding step). Everything else calls the layer.
+
+    Args:
+        layer: a built `keras.layers.Dense` with `use_bias=False`.
+        x: `(..., d)`.
+        bias: `(layer.units,)`.
+
+    Returns:
+        `(..., layer.units)` in the layer's compute dtype.
+
+    Example:
+
+    >>> import keras, numpy as np
+    >>> layer = keras.layers.Dense(3, use_bias=False)
+    >>> layer.build((None, 4))
+    >>> x, b = np.ones((2, 4), "float32"), np.arange(3, dtype="float32")
+    >>> np.allclose(keras.ops.convert_to_numpy(dense_plus(layer, x, b)),
+    ...             keras.ops.convert_to_numpy(layer(x) + b), atol=1e-6)
+    True
+    """
+    dtype = layer.compute_dtype
+    plain = (
+        keras.backend.backend() == "torch"
+        and layer.built
+        and not layer.use_bias
+        and layer.activation is keras.activations.linear
+        and not getattr(layer, "quantization_mode", None)
+        and not getattr(layer, "lora_enabled", False)
+    )
+    if not plain:
+        return layer(x) + ops.cast(bias, dtype)
+    return linear(
+        ops.cast(x, dtype), ops.cast(layer.kernel, dtype), ops.cast(bias, dtype)
+    )
+
+
 def linear(x, kernel, bias=None):
     """`ops.matmul(x, kernel) + bias`, on oneDNN in torch inference on the CPU.
 

@@ -5,7 +5,7 @@ import math
 import keras
 from keras import ops
 
-from keras_rnnattn._backend import additive_energies
+from keras_rnnattn._backend import additive_energies, dense_plus
 from keras_rnnattn.layers.base_attention import BaseAttention
 
 
@@ -99,12 +99,11 @@ class BahdanauAttention(BaseAttention):
         return self.key_dense(key)
 
     def compute_scores(self, query, processed_key):
-        q = self.query_dense(query)  # (B, T, units)
         # Weights cast to the compute dtype: a decoder step calls this outside
         # `__call__`, where Keras does not autocast them under mixed precision.
         # The bias goes with the queries, (B, T, units), not the (B, T, S, units)
         # sum: one pass less over the largest tensor.
-        q = q + ops.cast(self.b, q.dtype)
+        q = dense_plus(self.query_dense, query, self.b)  # (B, T, units)
         v = ops.cast(self.v, q.dtype)
         if self.normalize:
             v = ops.cast(self.g, q.dtype) * v * ops.rsqrt(ops.sum(ops.square(v)))

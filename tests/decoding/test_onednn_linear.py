@@ -103,6 +103,31 @@ def test_compiled_products_match_numpy_for_weights_views_and_computed_kernels(
         np.testing.assert_allclose(g.numpy(), w, rtol=1e-5, atol=1e-4)
 
 
+def test_an_additive_attentions_query_and_bias_go_to_the_op(monkeypatch, choices):
+    # W_q q + b of a decoding step: one product with its bias through the op
+    # (`dense_plus`), the scores those of the layer's own Dense and bias.
+    import torch
+
+    from keras_rnnattn.layers import BahdanauAttention
+
+    layer = BahdanauAttention(16)
+    query, key = _tensor((6, 1, 12), 0), _tensor((6, 5, 10), 1)
+    layer(query, key)
+    rng = np.random.default_rng(2)
+    for w in layer.weights:
+        w.assign(rng.normal(size=w.shape).astype("float32"))
+    processed = layer.precompute_keys(key)
+    always = _AlwaysOneDNN()
+    monkeypatch.setattr(onednn_linear, "_FASTER", always)
+    with torch.no_grad():
+        got = layer.compute_scores(query, processed).numpy()
+    assert always.asked == 1  # the query's product, with the bias
+    q = query.numpy() @ layer.query_dense.kernel.numpy() + layer.b.numpy()
+    k = processed.detach().numpy()
+    want = np.tanh(q[:, :, None] + k[:, None]) @ layer.v.numpy()  # (6, 1, 5)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
 def test_the_op_measures_both_products_once_per_shape_and_keeps_the_faster(
     monkeypatch,
 ):
