@@ -13,7 +13,8 @@ one at a time (eager torch), which op computes a cross-entropy and its gradient,
 how a decoding function is compiled, whether a train step may branch with a
 cond, whether a Dense fuses its bias and which library multiplies by a kernel, how an
 ensemble averages its members' probabilities, how an
-additive attention's score multiplies by its vector, whether loading a preset
+additive attention's score multiplies by its vector, how compiled torch
+inference computes tanh, whether loading a preset
 skips the variables' initializers, and a scalar made on the device rather than
 copied from the host.
 """
@@ -27,6 +28,7 @@ from keras_rnnattn._backend.adam import (
 from keras_rnnattn._backend.additive_scores import additive_energies, additive_scores
 from keras_rnnattn._backend.best_tokens import best_log_probs, best_tokens, op_by_op
 from keras_rnnattn._backend.cross_entropy import sparse_cross_entropy
+from keras_rnnattn._backend.fast_tanh import tanh
 from keras_rnnattn._backend.fused_dense import dense_2d, dense_plus, linear
 from keras_rnnattn._backend.initializers import initializers_compile
 from keras_rnnattn._backend.jit import (
@@ -80,5 +82,6 @@ __all__ = [
     "rnn_kind",
     "run_rnn",
     "sparse_cross_entropy",
+    "tanh",
     "time_loop",
 ]

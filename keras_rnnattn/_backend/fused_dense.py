@@ -56,18 +56,19 @@ def dense_2d(layer, x):
     return torch.addmm(bias, x, kernel)
 
 
-def dense_plus(layer, x, bias):
+def dense_plus(layer, x, bias=None):
     """`layer(x) + bias` for a `keras.layers.Dense` without a bias of its own.
 
     On torch, for a plain layer (no activation, LoRA or quantization), it is
     `linear(x, layer.kernel, bias)`: in inference on the CPU the product and
     the bias go to oneDNN together (an additive attention's query projection,
-    W_q q + b, at every decoding step). Everything else calls the layer.
+    W_q q + b, at every decoding step; its keys' projection, before the
+    search). Everything else calls the layer.
 
     Args:
         layer: a built `keras.layers.Dense` with `use_bias=False`.
         x: `(..., d)`.
-        bias: `(layer.units,)`.
+        bias: optional `(layer.units,)`.
 
     Returns:
         `(..., layer.units)` in the layer's compute dtype.
@@ -91,11 +92,11 @@ def dense_plus(layer, x, bias):
         and not getattr(layer, "quantization_mode", None)
         and not getattr(layer, "lora_enabled", False)
     )
+    if bias is not None:
+        bias = ops.cast(bias, dtype)
     if not plain:
-        return layer(x) + ops.cast(bias, dtype)
-    return linear(
-        ops.cast(x, dtype), ops.cast(layer.kernel, dtype), ops.cast(bias, dtype)
-    )
+        return layer(x) if bias is None else layer(x) + bias
+    return linear(ops.cast(x, dtype), ops.cast(layer.kernel, dtype), bias)
 
 
 def linear(x, kernel, bias=None):

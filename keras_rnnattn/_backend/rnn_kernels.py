@@ -10,6 +10,7 @@ input projection (`run_rnn`, `own_rnn_kernels`).
 import keras
 from keras import ops
 
+from keras_rnnattn._backend.fast_tanh import tanh
 from keras_rnnattn._backend.fused_dense import linear
 from keras_rnnattn._backend.torch_fused_rnn import call_fused_rnn
 
@@ -80,18 +81,21 @@ def gate_step(kind, cell, x, states, recurrent_kernel, recurrent_bias=None):
         `(h, new_states)`.
     """
     h_prev = states[0]
+    act = cell.activation
+    if act is keras.activations.tanh:
+        act = tanh  # Eigen's rational function in compiled torch inference
     if kind == "gru":
         rec = linear(h_prev, recurrent_kernel, recurrent_bias)  # (B, 3 units)
         x_z, x_r, x_h = ops.split(x, 3, axis=-1)
         r_z, r_r, r_h = ops.split(rec, 3, axis=-1)
         z = cell.recurrent_activation(x_z + r_z)
         r = cell.recurrent_activation(x_r + r_r)
-        candidate = cell.activation(x_h + r * r_h)
+        candidate = act(x_h + r * r_h)
         h = z * h_prev + (1.0 - z) * candidate  # (B, units)
         return h, [h]
     gates = x + linear(h_prev, recurrent_kernel)  # (B, 4 units)
     i, f, g, o = ops.split(gates, 4, axis=-1)
-    act, rec_act = cell.activation, cell.recurrent_activation
+    rec_act = cell.recurrent_activation
     c = rec_act(f) * states[1] + rec_act(i) * act(g)
     h = rec_act(o) * act(c)
     return h, [h, c]
@@ -100,22 +104,27 @@ def gate_step(kind, cell, x, states, recurrent_kernel, recurrent_bias=None):
 def _gru_by_steps(kind, inputs, recurrent_kernel):
     """Torch: whether a GRU runs as its input projection for all steps, then
     `gate_step` at each, rather than `torch.gru`, whose CPU kernel multiplies in
-    ATen (`torch.lstm`'s runs oneDNN's fused LSTM): in eager inference, where
-    `linear` sends the step's recurrent product to oneDNN, which the op measured
-    faster for its shape (a bidirectional GRU of 192 units over 64 rows of 20
-    steps took 16.6 ms in `torch.gru` on an AMD EPYC core; the Ding preset
-    translated 7-17% more sentences a second this way). Compiled code keeps
-    `torch.gru`, which Dynamo unrolls into the graph: the steps through the op
-    compiled 1.5-3.5 times longer and ran no faster."""
+    ATen (`torch.lstm`'s runs oneDNN's fused LSTM), in inference where `linear`
+    sends the step's recurrent product to oneDNN. Eagerly, where the op
+    measured oneDNN faster for its shape (a bidirectional GRU of 192 units over
+    64 rows of 20 steps took 16.6 ms in `torch.gru` on an AMD EPYC core; the
+    Ding preset translated 7-17% more sentences a second this way). Compiled,
+    wherever the op runs (it chooses its library when called): Dynamo unrolls
+    `torch.gru` into the graph as ATen products, a batched one for the inputs
+    and one a step (`benchmarks/decode.py`'s 256-unit encoder over 64 rows of
+    15 steps: 8.8 ms against 5.7 ms by steps, one CPU thread; it compiles a
+    few seconds longer)."""
     import torch
 
-    if kind != "gru" or torch.compiler.is_compiling():
+    if kind != "gru":
         return False
     from keras_rnnattn._backend.onednn_linear import measured_faster, uses_onednn
 
-    return uses_onednn(inputs[:, 0], recurrent_kernel) and measured_faster(
-        inputs.shape[0], recurrent_kernel
-    )
+    if not uses_onednn(inputs[:, 0], recurrent_kernel):
+        return False
+    if torch.compiler.is_compiling():
+        return True
+    return measured_faster(inputs.shape[0], recurrent_kernel)
 
 
 def rnn_kind(rnn):
@@ -146,8 +155,8 @@ def run_rnn(rnn, inputs, initial_state=None, training=None):
       cuDNN on GPU); Keras uses the same call on GPU only, and its CPU fallback
       indexes `x[t]` per step, whose backward pass writes a full-size zero tensor
       each time; a large layer trained under `torch.compile` calls it at a graph
-      break, as PyTorch's `nn.LSTM` does (`torch_fused_rnn`); in eager
-      inference a GRU may run its steps through oneDNN instead (`_gru_by_steps`);
+      break, as PyTorch's `nn.LSTM` does (`torch_fused_rnn`); in inference on
+      the CPU a GRU may run its steps through oneDNN instead (`_gru_by_steps`);
     - TensorFlow: the input projection for all steps at once, then `time_loop`
       (`tf.scan`) of the recurrent part (the stock layer projects inside the
       loop);

@@ -16,7 +16,8 @@ compiled in 44 s against 119 s; input feeding's 512-unit GRU encoder 1,313 ms
 against 1,353 ms. A small layer stays in the graph: input feeding's 128-unit
 GRU encoder (10 steps, batch 32) trained in 32.4 ms unrolled against 37.7 ms
 with the graph break. A decoding search (no gradients) keeps the layer in its
-compiled encoder (one graph: `tests/decoding/test_torch_steps.py`).
+compiled encoder (one graph: `tests/decoding/test_torch_steps.py`), a GRU there
+as its steps where they multiply in oneDNN (`rnn_kernels._gru_by_steps`).
 """
 
 # Multiply-adds per row and step of a layer (gates x (inputs + units)) from which

@@ -10,7 +10,7 @@ shapes and masks (an alignment per mechanism, or one).
 import keras
 from keras import ops
 
-from keras_rnnattn._backend import linear
+from keras_rnnattn._backend import linear, tanh
 from keras_rnnattn.layers.base_attention import BaseAttention
 
 
@@ -131,7 +131,10 @@ class DecoderMechanisms:
                 parts.append(layer(pre))
             else:
                 kernel = params["attention_kernels"][i]
-                parts.append(self._activation(linear(pre, kernel)))
+                act = self._activation
+                if act is keras.activations.tanh:
+                    act = tanh  # Eigen's rational function, compiled torch inference
+                parts.append(act(linear(pre, kernel)))
         return parts[0] if len(parts) == 1 else ops.concatenate(parts, axis=-1)
 
     def _outputs(self, h, contexts, params):

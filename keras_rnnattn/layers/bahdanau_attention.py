@@ -96,7 +96,7 @@ class BahdanauAttention(BaseAttention):
         `key.shape`; the rest is built from the first query.
         """
         self._saw_key(key)
-        return self.key_dense(key)
+        return dense_plus(self.key_dense, key)  # (B, S, units)
 
     def compute_scores(self, query, processed_key):
         # Weights cast to the compute dtype: a decoder step calls this outside

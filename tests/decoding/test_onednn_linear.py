@@ -311,6 +311,42 @@ def test_an_inference_gru_by_steps_gives_the_stock_layers_outputs(
     np.testing.assert_allclose(got_zero, want_zero, atol=1e-5)
 
 
+@pytest.mark.parametrize("grad", [False, True])
+def test_a_compiled_inference_gru_runs_by_steps_through_the_op(
+    monkeypatch, choices, grad
+):
+    # Traced without gradients, a GRU whose recurrent product the op takes
+    # runs by steps, whatever the op would choose (it chooses when called):
+    # the graph calls the op, not `torch.gru`; the stock layer's outputs.
+    # A traced train step keeps `torch.gru`.
+    import torch
+
+    from keras_rnnattn._backend import rnn_kernels, run_rnn
+
+    rows, units = 4, 8
+    gru = keras.layers.GRU(units, return_sequences=True)
+    gru.build((None, None, 6))
+    rng = np.random.default_rng(8)
+    for w in gru.weights:
+        w.assign(rng.normal(scale=0.7, size=w.shape).astype("float32"))
+    x = _tensor((rows, 7, 6), 9)
+    fused, original = [], rnn_kernels.call_fused_rnn
+    monkeypatch.setattr(
+        rnn_kernels, "call_fused_rnn", lambda *a: fused.append(1) or original(*a)
+    )
+    always = _AlwaysOneDNN()
+    monkeypatch.setattr(onednn_linear, "_FASTER", always)
+    torch._dynamo.reset()
+    compiled = torch.compile(run_rnn, fullgraph=True, backend="eager")
+    with torch.set_grad_enabled(grad):
+        got = compiled(gru, x).detach().numpy()
+    with torch.no_grad():
+        want = gru(x).numpy()
+    assert len(fused) == (1 if grad else 0)
+    assert (always.asked > 0) == (not grad)
+    np.testing.assert_allclose(got, want, atol=1e-5)
+
+
 def test_a_choice_never_made_is_timed_once_on_placeholders(monkeypatch):
     import torch
 
