@@ -78,7 +78,8 @@ def dense_plus(layer, x, bias=None):
     >>> import keras, numpy as np
     >>> layer = keras.layers.Dense(3, use_bias=False)
     >>> layer.build((None, 4))
-    >>> x, b = np.ones((2, 4), "float32"), np.arange(3, dtype="float32")
+    >>> x = np.ones((2, 4), "float32")
+    >>> b = keras.ops.convert_to_tensor(np.arange(3, dtype="float32"))
     >>> np.allclose(keras.ops.convert_to_numpy(dense_plus(layer, x, b)),
     ...             keras.ops.convert_to_numpy(layer(x) + b), atol=1e-6)
     True
