@@ -77,6 +77,7 @@ def test_device_scalar_is_the_number(value, dtype):
         "keras_rnnattn._backend.tf_cross_entropy",
         "keras_rnnattn._backend.jax_lstm",
         "keras_rnnattn._backend.log_mean_exp",
+        "keras_rnnattn._backend.fast_tanh",
     ],
 )
 def test_ops_docstring_examples_run(name):

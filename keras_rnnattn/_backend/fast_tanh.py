@@ -76,6 +76,14 @@ def tanh(x):
 
     Returns:
         tanh(x).
+
+    Example:
+
+    >>> import numpy as np
+    >>> x = np.array([-1.0, 0.0, 0.5], "float32")  # outside a compiled step
+    >>> bool(np.all(keras.ops.convert_to_numpy(tanh(x)) ==
+    ...             keras.ops.convert_to_numpy(keras.ops.tanh(x))))
+    True
     """
     if keras.backend.backend() == "torch":
         import torch
