@@ -28,7 +28,7 @@ from keras_rnnattn._backend.adam import (
 from keras_rnnattn._backend.additive_scores import additive_energies, additive_scores
 from keras_rnnattn._backend.best_tokens import best_log_probs, best_tokens, op_by_op
 from keras_rnnattn._backend.cross_entropy import sparse_cross_entropy
-from keras_rnnattn._backend.fast_tanh import tanh
+from keras_rnnattn._backend.fast_tanh import tanh, tanh_for
 from keras_rnnattn._backend.fused_dense import dense_2d, dense_plus, linear
 from keras_rnnattn._backend.initializers import initializers_compile
 from keras_rnnattn._backend.jit import (
@@ -83,5 +83,6 @@ __all__ = [
     "run_rnn",
     "sparse_cross_entropy",
     "tanh",
+    "tanh_for",
     "time_loop",
 ]

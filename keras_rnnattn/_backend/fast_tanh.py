@@ -1,4 +1,4 @@
-"""tanh as XLA and Eigen compute it, for compiled torch inference."""
+"""tanh as Eigen (TensorFlow's CPU kernel) computes it, for compiled torch inference."""
 
 import keras
 from keras import ops
@@ -68,8 +68,9 @@ def tanh(x):
     and the rational function's 0.35 ms (the Translator's beam-4 decoding
     there: 366 sentences a second before, 473 after, with `dense_plus`).
     TensorFlow's CPU kernel computes this function; the values differ from
-    Sleef's and XLA's by at most a few ulps. Eager torch (each op its own kernel), training,
-    `torch.export` (ONNX has a Tanh op) and the other backends keep `ops.tanh`.
+    Sleef's and XLA's by at most a few ulps. Eager torch (each op its own
+    kernel), training, `torch.export` (ONNX has a Tanh op) and the other
+    backends keep `ops.tanh`.
 
     Args:
         x: float tensor.
@@ -93,3 +94,23 @@ def tanh(x):
             if not torch.compiler.is_exporting():  # ONNX has its own Tanh
                 return rational_tanh(x)
     return ops.tanh(x)
+
+
+def tanh_for(activation):
+    """`tanh` for Keras's tanh activation, any other activation as it is: the
+    recurrent cells' and the attention vector's activations.
+
+    Args:
+        activation: a Keras activation function.
+
+    Returns:
+        A function of one tensor.
+
+    Example:
+
+    >>> tanh_for(keras.activations.tanh) is tanh
+    True
+    >>> tanh_for(keras.activations.relu) is keras.activations.relu
+    True
+    """
+    return tanh if activation is keras.activations.tanh else activation

@@ -10,7 +10,7 @@ shapes and masks (an alignment per mechanism, or one).
 import keras
 from keras import ops
 
-from keras_rnnattn._backend import linear, tanh
+from keras_rnnattn._backend import linear, tanh_for
 from keras_rnnattn.layers.base_attention import BaseAttention
 
 
@@ -131,9 +131,7 @@ class DecoderMechanisms:
                 parts.append(layer(pre))
             else:
                 kernel = params["attention_kernels"][i]
-                act = self._activation
-                if act is keras.activations.tanh:
-                    act = tanh  # Eigen's rational function, compiled torch inference
+                act = tanh_for(self._activation)  # Eigen's, compiled torch
                 parts.append(act(linear(pre, kernel)))
         return parts[0] if len(parts) == 1 else ops.concatenate(parts, axis=-1)
 
