@@ -321,3 +321,30 @@ def test_compiled_steps_of_several_models_and_searches_keep_their_own_results():
             got, got_scores = model.generate_ids(source, 3, max_length=9, **setting)
             np.testing.assert_array_equal(got, tokens)
             np.testing.assert_allclose(got_scores, scores, rtol=1e-5, atol=1e-6)
+
+
+def test_the_fast_cpu_kernel_settings_hold_only_inside_compiled_steps():
+    # Inductor's tanh as exp and a division, and contracted multiply-adds,
+    # for the decoding steps only: the settings are restored after the block,
+    # so the user's own `torch.compile` calls keep inductor's defaults.
+    import torch._inductor.config as inductor
+
+    from keras_rnnattn._backend.loops import compiled_steps
+
+    keys = [
+        key
+        for key in ("use_decompose_tanh", "enable_floating_point_contract_flag")
+        if hasattr(inductor.cpp, key)
+    ]
+    if not keys:
+        pytest.skip("this torch's inductor has neither setting")
+    before = {key: getattr(inductor.cpp, key) for key in keys}
+    with compiled_steps(True):
+        inside = {key: getattr(inductor.cpp, key) for key in keys}
+    after = {key: getattr(inductor.cpp, key) for key in keys}
+    want = {"use_decompose_tanh": True, "enable_floating_point_contract_flag": "fast"}
+    assert inside == {key: want[key] for key in keys}
+    assert after == before
+    assert before != inside
+    with compiled_steps(False):
+        assert {key: getattr(inductor.cpp, key) for key in keys} == before
