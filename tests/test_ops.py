@@ -76,6 +76,8 @@ def test_device_scalar_is_the_number(value, dtype):
         "keras_rnnattn._backend.torch_cross_entropy",
         "keras_rnnattn._backend.tf_cross_entropy",
         "keras_rnnattn._backend.jax_lstm",
+        "keras_rnnattn._backend.tf_lstm",
+        "keras_rnnattn._backend.tf_gru",
         "keras_rnnattn._backend.log_mean_exp",
         "keras_rnnattn._backend.fast_tanh",
     ],

@@ -158,7 +158,10 @@ def run_rnn(rnn, inputs, initial_state=None, training=None):
       the CPU a GRU may run its steps through oneDNN instead (`_gru_by_steps`);
     - TensorFlow: the input projection for all steps at once, then `time_loop`
       (`tf.scan`) of the recurrent part (the stock layer projects inside the
-      loop);
+      loop); in training an LSTM runs `tf_lstm.lstm_sequence` and a GRU
+      `tf_gru.gru_sequence`, the same loop with `jax_lstm`'s kind of backward
+      pass (a layer's forward and backward 13-15% and 17-20% faster on an AMD
+      EPYC core); inference and export keep the plain loop;
     - JAX: for an LSTM, `jax_lstm.lstm_sequence`, the input projection for all
       steps at once and the recurrence, whose backward pass computes the
       weights' gradients once after the loop (a fast/big train step of
@@ -226,7 +229,17 @@ def run_rnn(rnn, inputs, initial_state=None, training=None):
 
         hs = lstm_sequence(inputs, kernel, bias, recurrent_kernel, *states)
         return ops.transpose(hs, (1, 0, 2))  # (B, T, units)
+    if kind == "lstm" and training:
+        from keras_rnnattn._backend.tf_lstm import lstm_sequence
+
+        hs = lstm_sequence(inputs, kernel, bias, recurrent_kernel, *states)
+        return ops.transpose(hs, (1, 0, 2))  # (B, T, units)
     bias_in, bias_rec = (bias[0], bias[1]) if kind == "gru" else (bias, None)
+    if kind == "gru" and training:
+        from keras_rnnattn._backend.tf_gru import gru_sequence
+
+        hs = gru_sequence(inputs, kernel, bias_in, recurrent_kernel, bias_rec, *states)
+        return ops.transpose(hs, (1, 0, 2))  # (B, T, units)
     x = linear(inputs, kernel, bias_in)  # (T, B, G): all steps at once
 
     def body(carry, x_t):
