@@ -2,6 +2,7 @@
 every backend, a failed check fails the run, and the whole check runs end to end."""
 
 import importlib.util
+import json
 import os
 import subprocess
 import sys
@@ -102,3 +103,8 @@ def test_the_whole_check_runs_on_cpu(tmp_path):
     assert "FAIL" not in text and "Errors:" not in text
     assert "2/2 sentences the same tokens" in text
     assert f"| fast | {backend} | cpu |" in text
+    # The verdicts come before the timings, so a worker out of time keeps them.
+    (report,) = json.loads(out.with_suffix(".json").read_text())
+    order = list(report["seconds"])
+    assert order.index("numerics_highest") < order.index("throughput")
+    assert order.index("bfloat16") < order.index("speed")
