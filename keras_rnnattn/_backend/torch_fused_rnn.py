@@ -20,13 +20,27 @@ compiled encoder (one graph: `tests/decoding/test_torch_steps.py`), a GRU there
 as its steps where they multiply in oneDNN (`rnn_kernels._gru_by_steps`).
 """
 
+import keras
+
 # Multiply-adds per row and step of a layer (gates x (inputs + units)) from which
 # its fused kernel runs outside the compiled graph when trained: the fast path's
 # 512-unit LSTM has 2,048 x 768 (1.6M), input feeding's 512-unit GRU 1,536 x 768
 # (1.2M), its 128-unit GRU 384 x 256 (0.1M).
 OUTSIDE_GRAPH_FROM = 1 << 20
 
+
+def _first_output(run, *args):
+    return run(*args)[0]
+
+
+# Made at import: `torch.compiler.disable` called while Dynamo traces is itself a
+# graph break, and one under Keras's `name_scope` makes Dynamo run the whole
+# frame eagerly.
 _OUTSIDE = []
+if keras.backend.backend() == "torch":
+    import torch
+
+    _OUTSIDE.append(torch.compiler.disable(_first_output))
 
 
 def call_fused_rnn(run, args, step_work):
@@ -63,11 +77,5 @@ def call_fused_rnn(run, args, step_work):
         and torch.is_grad_enabled()
         and not torch._dynamo.config.allow_rnn
     ):
-        if not _OUTSIDE:
-            _OUTSIDE.append(torch.compiler.disable(_first_output))
         return _OUTSIDE[0](run, *args)
     return _first_output(run, *args)
-
-
-def _first_output(run, *args):
-    return run(*args)[0]

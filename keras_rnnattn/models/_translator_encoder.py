@@ -54,7 +54,9 @@ class TranslatorEncoder:
         if self.bidirectional:  # backward state at the first token
             summary = ops.concatenate([summary, backward[:, 0]], axis=-1)
         if self.bridges:
-            cell_states = [bridge(summary) for bridge in self.bridges]
+            # By index: after the fused RNN's graph break under `torch.compile`,
+            # Dynamo cannot iterate the tracked list and ran this frame eagerly.
+            cell_states = [self.bridges[i](summary) for i in range(len(self.bridges))]
         else:
             num_states = (2 if self.cell == "lstm" else 1) * self.decoder_layers
             zeros = ops.zeros(

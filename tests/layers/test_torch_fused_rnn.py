@@ -97,3 +97,47 @@ def test_without_gradients_the_layer_compiles_in_one_graph(monkeypatch):
         got = encode(inputs)
         want = run_rnn(rnn, inputs)
     np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_a_translator_breaks_its_compiled_graph_only_at_the_fused_call(monkeypatch):
+    # Dynamo's graph breaks in a compiled forward and backward pass of the fast
+    # path (LSTM encoder and decoder, bridges), every layer at a graph break:
+    # the one each fused call asks for, and not the one that made Dynamo run
+    # whole frames of the encoder eagerly (`torch.compiler.disable` called
+    # while tracing).
+    import torch
+    from torch._dynamo.utils import counters
+
+    from keras_rnnattn.models import Translator
+    from keras_rnnattn.text import WordTokenizer
+
+    monkeypatch.setattr(torch_fused_rnn, "OUTSIDE_GRAPH_FROM", 0)
+    tokenizer = WordTokenizer().fit(["a b c d e f g h"])
+    keras.utils.set_random_seed(0)
+    model = Translator(
+        tokenizer,
+        tokenizer,
+        embedding_dim=8,
+        units=8,
+        cell="lstm",
+        attention="luong_dot",
+        input_feeding=False,
+        bidirectional=False,
+    )
+    rng = np.random.default_rng(0)
+    source = torch.tensor(rng.integers(4, 12, (2, 5)))
+    target = torch.tensor(rng.integers(4, 12, (2, 4)))
+    model((source, target))  # builds, eagerly
+
+    def loss_fn(source, target):
+        return model((source, target), training=True).square().sum()
+
+    want = loss_fn(source, target)
+    torch._dynamo.reset()
+    counters.clear()
+    loss = torch.compile(loss_fn, backend="eager")(source, target)
+    torch.autograd.grad(loss, [w.value for w in model.trainable_weights])
+    reasons = list(counters["graph_break"])
+    np.testing.assert_allclose(float(loss.detach()), float(want.detach()), rtol=1e-5)
+    assert any("_first_output" in reason for reason in reasons), reasons
+    assert not any("`disable`" in reason for reason in reasons), reasons
