@@ -30,6 +30,7 @@ REPO = os.path.dirname(HERE)
 BENCHMARKS = {
     "attention_layers": ("attention_layers.py", [], None),
     "seq2seq_train": ("seq2seq_train.py", [], None),
+    "host_cost": ("host_cost.py", [], None),
     "recipe_optimizer": ("recipe_optimizer.py", [], None),
     "rnn_encoders": ("rnn_encoders.py", [], None),
     "decode": ("decode.py", [], None),

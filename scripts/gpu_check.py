@@ -378,10 +378,16 @@ def jit_throughput(model, quick):
         model.compile(jit_compile=False)
 
 
-def check_speed(quick, steps, windows, jit_compile=False):
+def check_speed(quick, steps, windows, jit_compile=False, graph_break=False):
+    """Training speed rows; `graph_break`: torch's large recurrent layers at a
+    graph break of the compiled step rather than as operators of its graph."""
     import keras
     import torch
 
+    if graph_break:
+        from keras_rnnattn._backend import torch_fused_rnn
+
+        torch_fused_rnn.AS_OPERATOR = False
     device = "cuda" if torch.cuda.is_available() else "cpu"
     size = SPEED_SIZES["quick" if quick else "full"]
     rows = []
@@ -415,6 +421,7 @@ def check_speed(quick, steps, windows, jit_compile=False):
                 "ratio": rate["keras"] / rate["pytorch"],
                 "params": trainers["keras"].params,
                 "jit_compile": bool(jit_compile),
+                "graph_break": graph_break,
             }
         )
         del trainers
@@ -422,6 +429,45 @@ def check_speed(quick, steps, windows, jit_compile=False):
 
 
 # One backend's worker.
+
+
+def check_fused_rnn():
+    """Torch: the fused GRU/LSTM operator of compiled train steps on the device
+    (`torch_rnn_op.fused_rnn`, compiled with inductor, no graph break) against
+    eager `torch.gru`/`torch.lstm` there: the largest absolute difference of
+    the output and of every gradient, at the highest precision."""
+    import numpy as np
+    import torch
+
+    from keras_rnnattn._backend.torch_rnn_op import fused_rnn
+
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    g = torch.Generator().manual_seed(0)
+    rows = []
+    for kind in ("lstm", "gru"):
+        gates = (4 if kind == "lstm" else 3) * 32
+        shapes = [(8, 12, 16)] + [(1, 8, 32)] * (2 if kind == "lstm" else 1)
+        shapes += [(gates, 16), (gates, 32), (gates,), (gates,)]
+        values = [(torch.randn(s, generator=g) / 2).to(device) for s in shapes]
+        n = len(shapes) - 5  # states
+
+        def eager(kind, x, states, params):
+            if kind == "lstm":
+                args = (x, tuple(states), params, True, 1, 0.0, True, False, True)
+                return torch.lstm(*args)[0]
+            return torch.gru(x, states[0], params, True, 1, 0.0, True, False, True)[0]
+
+        results = []
+        for fn in (eager, torch.compile(fused_rnn, fullgraph=True)):
+            leaves = [v.clone().requires_grad_() for v in values]
+            y = fn(kind, leaves[0], leaves[1 : 1 + n], leaves[1 + n :])
+            grads = torch.autograd.grad(torch.sin(y).sum(), leaves)
+            results.append([t.detach().cpu().numpy() for t in (y, *grads)])
+        worst = max(
+            float(np.max(np.abs(a.astype("float64") - b))) for a, b in zip(*results)
+        )
+        rows.append({"check": kind, "max_abs_diff": worst, "ok": worst <= TOLERANCE})
+    return rows
 
 
 def set_highest_precision(highest=True):
@@ -518,6 +564,10 @@ def worker(args):
             section("decoding_highest", check_decoding, model, reference, args.quick)
             set_highest_precision(False)
     section("bfloat16", check_bfloat16, args.quick)
+    if report["info"]["backend"] == "torch":
+        set_highest_precision()
+        section("fused_rnn", check_fused_rnn)
+        set_highest_precision(False)
     if model is not None:
         section("throughput", preset_throughput, model, args.quick)
         if report["info"]["backend"] == "torch":
@@ -525,6 +575,12 @@ def worker(args):
     section("speed", check_speed, args.quick, args.steps, args.windows)
     if report["info"]["backend"] == "torch":
         section("speed_jit", check_speed, args.quick, args.steps, args.windows, True)
+        if args.graph_break_ab:
+            section(
+                "speed_jit_break",
+                check_speed,
+                *(args.quick, args.steps, args.windows, True, True),
+            )
 
 
 # The driver: one worker per backend, then the table.
@@ -549,6 +605,7 @@ def run_worker(backend, args):
         argv = [sys.executable, os.path.abspath(__file__), "--worker", "--report", path]
         argv += ["--steps", str(args.steps), "--windows", str(args.windows)]
         argv += ["--quick"] * args.quick
+        argv += ["--graph-break-ab"] * args.graph_break_ab
         start = time.perf_counter()
         error = None
         try:
@@ -647,6 +704,22 @@ def table(reports, args):
             f"{row['steps']} steps, " + ("ok" if row["ok"] else "FAIL")
         )
     lines.append("| mixed_bfloat16 Translator | " + " | ".join(cells) + " |")
+    cells = []
+    for report in reports:
+        rows = report.get("fused_rnn")
+        cells.append(
+            "n/a"
+            if rows is None
+            else ", ".join(
+                f"{r['check']} {r['max_abs_diff']:.1e}" + ("" if r["ok"] else " FAIL")
+                for r in rows
+            )
+        )
+    lines.append(
+        "| fused RNN operator, compiled (against eager, output and gradients) | "
+        + " | ".join(cells)
+        + " |"
+    )
     size = SPEED_SIZES["quick" if args.quick else "full"]
     lines += [
         "",
@@ -663,9 +736,11 @@ def table(reports, args):
         "|---|---|---|---|---|---|",
     ]
     for report in reports:
-        for row in report.get("speed", []) + report.get("speed_jit", []):
+        rows = [report.get(k, []) for k in ("speed", "speed_jit", "speed_jit_break")]
+        for row in sum(rows, []):
             backend = report["info"]["backend"]
             backend += ", `jit_compile=True`" if row.get("jit_compile") else ""
+            backend += ", graph break" if row.get("graph_break") else ""
             lines.append(
                 f"| {row['path']} | {backend} | "
                 f"{row['torch_device']} | {fmt(row['translator'])} | "
@@ -703,6 +778,8 @@ def failed(reports):
         decoding = report.get("decoding_highest", report.get("decoding", []))
         checks = report.get("numerics_highest", []) + decoding
         checks.append(report.get("bfloat16", {"ok": False}))
+        if report["info"]["backend"] == "torch":
+            checks += report.get("fused_rnn", [{"ok": False}])
         if report["errors"] or not decoding or not all(r["ok"] for r in checks):
             return True
     return False
@@ -716,6 +793,12 @@ def main(argv=None):
     parser.add_argument("--steps", type=int, default=None, help="steps per window")
     parser.add_argument("--windows", type=int, default=None, help="timed windows")
     parser.add_argument("--timeout", type=int, default=420, help="per worker, s")
+    parser.add_argument(
+        "--graph-break-ab",
+        action="store_true",
+        help="torch: time the compiled train steps again with the large recurrent "
+        "layers at graph breaks (torch_fused_rnn.AS_OPERATOR = False)",
+    )
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--report", help=argparse.SUPPRESS)
     parser.add_argument("--make-reference", action="store_true")

@@ -68,6 +68,28 @@ def test_a_failed_check_fails_the_run():
     assert gpu_check.failed([tf32])
     assert not gpu_check.failed([dict(tf32, decoding_highest=good["decoding"])])
     assert gpu_check.failed([dict(good, errors=["speed: RuntimeError"])])
+    # Torch's report fails without its fused RNN operator's check, or with one
+    # over the tolerance.
+    torch_good = dict(
+        good,
+        info={"backend": "torch"},
+        fused_rnn=[{"check": "lstm", "max_abs_diff": 0, "ok": True}],
+    )
+    assert not gpu_check.failed([torch_good])
+    without = {k: v for k, v in torch_good.items() if k != "fused_rnn"}
+    assert gpu_check.failed([without])
+    over = [{"check": "gru", "max_abs_diff": 1, "ok": False}]
+    assert gpu_check.failed([dict(torch_good, fused_rnn=over)])
+
+
+@pytest.mark.skipif(keras.backend.backend() != "torch", reason="torch's operator")
+def test_the_fused_rnn_check_compares_the_compiled_operator():
+    # What the GPU machine runs for torch, on this CPU: the compiled operator's
+    # output and gradients against eager `torch.lstm`/`torch.gru`.
+    gpu_check = load_script()
+    rows = gpu_check.check_fused_rnn()
+    assert [row["check"] for row in rows] == ["lstm", "gru"]
+    assert all(row["ok"] and row["max_abs_diff"] < 1e-5 for row in rows), rows
 
 
 @on_one_backend

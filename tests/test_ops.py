@@ -80,6 +80,7 @@ def test_device_scalar_is_the_number(value, dtype):
         "keras_rnnattn._backend.tf_gru",
         "keras_rnnattn._backend.log_mean_exp",
         "keras_rnnattn._backend.fast_tanh",
+        "keras_rnnattn._backend.torch_rnn_op",
     ],
 )
 def test_ops_docstring_examples_run(name):

@@ -5,7 +5,9 @@ but where a file says in a comment why (metadata that records the backend,
 export's choice of a TensorFlow subprocess, the seeded sampler);
 `tests/test_package.py` keeps that list. Each function here is a driver choice
 that never changes a result: which kernel runs a recurrence, whether a loop
-over time is `ops.scan` or a Python loop, how often a decoding loop reads its
+over time is `ops.scan` or a Python loop, whether a compiled torch train step
+runs a fused recurrence as an operator of its graph or at a graph break, how
+often a decoding loop reads its
 stop condition and whether torch compiles its step and the encoder before it
 (and on the CPU its steps as one `while_loop`), which op picks the best token,
 which kernel updates Adam's weights and clips their gradients, whether ops run

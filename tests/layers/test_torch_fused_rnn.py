@@ -45,18 +45,23 @@ def loss_and_gradients(rnn, x, compile_fn=None):
     return float(loss.detach()), [g.detach().numpy() for g in grads], names
 
 
+@pytest.mark.parametrize("as_operator", [True, False, None])
 @pytest.mark.parametrize("layer_cls", [keras.layers.GRU, keras.layers.LSTM])
 def test_a_large_layer_trained_under_torch_compile_calls_the_fused_kernel(
-    layer_cls, monkeypatch
+    layer_cls, as_operator, monkeypatch
 ):
     # AOTAutograd unrolls `torch.gru`/`torch.lstm` into its steps; a layer from
     # OUTSIDE_GRAPH_FROM multiply-adds per step runs the fused kernel (forward
-    # and backward) at a graph break, to the eager loss and gradients. A
-    # smaller one stays in the graph, unrolled, to the same numbers.
+    # and backward) as one operator of the graph (`torch_rnn_op`: oneDNN's
+    # LSTM layer, or `torch.gru` recomputed) or, without AS_OPERATOR, at a
+    # graph break, to the eager loss and gradients. A smaller one stays in the
+    # graph, unrolled, to the same numbers. By default (None) the operator runs
+    # on an accelerator, and on this CPU the break.
     import torch
 
     kernel = {keras.layers.GRU: "aten::gru", keras.layers.LSTM: "aten::lstm"}
     kernel = kernel[layer_cls]
+    monkeypatch.setattr(torch_fused_rnn, "AS_OPERATOR", as_operator)
     rnn, x = layer_and_inputs(layer_cls)
     want_loss, want_grads, eager_ops = loss_and_gradients(rnn, x)
     assert kernel in eager_ops
@@ -67,7 +72,10 @@ def test_a_large_layer_trained_under_torch_compile_calls_the_fused_kernel(
     monkeypatch.setattr(torch_fused_rnn, "OUTSIDE_GRAPH_FROM", 1)
     torch._dynamo.reset()
     loss, grads, ran = loss_and_gradients(rnn, x, compiled)
-    assert kernel in ran
+    if as_operator and kernel == "aten::lstm":
+        assert {"keras_rnnattn::mkldnn_lstm", "aten::mkldnn_rnn_layer_backward"} <= ran
+    else:
+        assert kernel in ran
     assert loss == pytest.approx(want_loss, rel=1e-5)
     for got, want in zip(grads, want_grads):
         np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
@@ -99,10 +107,16 @@ def test_without_gradients_the_layer_compiles_in_one_graph(monkeypatch):
     np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-5, atol=1e-6)
 
 
-def test_a_translator_breaks_its_compiled_graph_only_at_the_fused_call(monkeypatch):
+@pytest.mark.parametrize("as_operator", [True, False])
+def test_a_translator_breaks_its_compiled_graph_only_at_the_fused_call(
+    as_operator, monkeypatch
+):
     # Dynamo's graph breaks in a compiled forward and backward pass of the fast
-    # path (LSTM encoder and decoder, bridges), every layer at a graph break:
-    # the one each fused call asks for, and not the one that made Dynamo run
+    # path (LSTM encoder and decoder, bridges), every layer large enough for
+    # its fused kernel. As operators of the graph: only Keras's own, where
+    # `Layer.__call__` flattens the model's tuple of inputs (`x is not
+    # structure` on tuples, which Dynamo does not trace). At graph breaks: the
+    # one each fused call asks for, and not the one that made Dynamo run
     # whole frames of the encoder eagerly (`torch.compiler.disable` called
     # while tracing).
     import torch
@@ -112,6 +126,7 @@ def test_a_translator_breaks_its_compiled_graph_only_at_the_fused_call(monkeypat
     from keras_rnnattn.text import WordTokenizer
 
     monkeypatch.setattr(torch_fused_rnn, "OUTSIDE_GRAPH_FROM", 0)
+    monkeypatch.setattr(torch_fused_rnn, "AS_OPERATOR", as_operator)
     tokenizer = WordTokenizer().fit(["a b c d e f g h"])
     keras.utils.set_random_seed(0)
     model = Translator(
@@ -139,5 +154,8 @@ def test_a_translator_breaks_its_compiled_graph_only_at_the_fused_call(monkeypat
     torch.autograd.grad(loss, [w.value for w in model.trainable_weights])
     reasons = list(counters["graph_break"])
     np.testing.assert_allclose(float(loss.detach()), float(want.detach()), rtol=1e-5)
+    if as_operator:
+        assert reasons and all("`is_not`" in reason for reason in reasons), reasons
+        return
     assert any("_first_output" in reason for reason in reasons), reasons
     assert not any("`disable`" in reason for reason in reasons), reasons

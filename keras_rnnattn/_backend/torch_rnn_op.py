@@ -1,0 +1,257 @@
+"""Torch: a fused GRU/LSTM as one operator of a compiled graph, with its backward.
+
+Traced by `torch.compile`, `torch.lstm` and `torch.gru` are unrolled into
+their steps (AOTAutograd decomposes them), and PyTorch's `nn.LSTM` breaks the
+graph instead. Each graph break costs a trained step Dynamo's guards, another
+compiled forward and backward and their wrappers on the host at every call:
+the fast path's train step ran as 17 graphs. Here the fused kernel is a
+`torch.library` custom operator, opaque to the compiler, with its gradient
+registered: the train step stays one graph around it.
+
+- `mkldnn_lstm`: an LSTM on the CPU runs oneDNN's layer forward and backward
+  (`aten.mkldnn_rnn_layer`, `aten.mkldnn_rnn_layer_backward`, the kernels
+  `torch.lstm` runs eagerly), the backward reading the forward's workspace;
+- `rnn_recompute`: any other layer (a GRU, an accelerator): the forward runs
+  `torch.gru`/`torch.lstm` without recording, and the backward runs it again
+  recording and takes its gradients (cuDNN's or ATen's backward, one more
+  forward pass of the layer).
+
+Both give the gradients of `torch.lstm`/`torch.gru` (`tests/layers/
+test_torch_rnn_op.py`).
+"""
+
+import keras
+
+# The operators' library name.
+NAMESPACE = "keras_rnnattn"
+# oneDNN's (ideep's) code for an LSTM layer.
+_MKLDNN_LSTM = 2
+
+_OPS = {}
+
+
+def fused_rnn(kind, inputs, states, params):
+    """The output sequence `(B, T, units)` of a fused GRU/LSTM, one graph node.
+
+    Args:
+        kind: `"gru"` or `"lstm"`.
+        inputs: `(B, T, input_dim)`.
+        states: `[h0]` or `[h0, c0]`, each `(1, B, units)`.
+        params: `[w_ih (G, input_dim), w_hh (G, units), b_ih (G,), b_hh (G,)]`
+            in PyTorch's gate order, contiguous.
+
+    Returns:
+        `(B, T, units)`, `torch.gru`/`torch.lstm`'s output, and its gradients
+        under `torch.compile` without a graph break.
+
+    Example:
+
+    >>> import torch
+    >>> x, h = torch.zeros(2, 3, 4), torch.zeros(1, 2, 5)
+    >>> params = [torch.zeros(15, 4), torch.zeros(15, 5), torch.zeros(15), torch.zeros(15)]
+    >>> tuple(fused_rnn("gru", x, [h], params).shape)  # (B, T, units)
+    (2, 3, 5)
+    """
+    ops = _operators()
+    if kind == "lstm" and uses_mkldnn(inputs):
+        x = inputs.transpose(0, 1).contiguous()  # (T, B, input_dim)
+        y, _, _, _ = ops["mkldnn_lstm"](x, *states, *params)
+        return y.transpose(0, 1)  # (B, T, units)
+    c0 = states[1] if kind == "lstm" else None
+    return ops["rnn_recompute"](inputs, states[0], c0, *params)
+
+
+def uses_mkldnn(inputs):
+    """Whether an LSTM over `inputs` runs oneDNN's layer kernels (CPU, float32)."""
+    import torch
+
+    return (
+        inputs.device.type == "cpu"
+        and inputs.dtype == torch.float32
+        and _operators()["has_mkldnn"]
+    )
+
+
+def _operators():
+    """The operators by name, defined at the first call (at import on torch)."""
+    if not _OPS:
+        _define()
+    return _OPS
+
+
+def _run(x, h0, c0, params, train=True):
+    """`torch.lstm`/`torch.gru` on batch-major `x`: the output sequence."""
+    import torch
+
+    if c0 is not None:
+        args = (x, (h0, c0), params, True, 1, 0.0, train, False, True)
+        return torch.lstm(*args)[0]
+    return torch.gru(x, h0, params, True, 1, 0.0, train, False, True)[0]
+
+
+_WORKSPACES = {}
+
+
+def _workspace_size(steps, batch, input_dim, units):
+    """The bytes of oneDNN's LSTM workspace for these sizes, found by running
+    the layer once on zeros (a fixed function of the sizes); None for a
+    symbolic size. Known sizes keep the compiled graph static: an output of
+    unknown size breaks it."""
+    import torch
+    from torch._subclasses.fake_tensor import unset_fake_temporarily
+
+    sizes = (steps, batch, input_dim, units)
+    if not all(isinstance(n, int) for n in sizes):
+        return None
+    if sizes not in _WORKSPACES:
+        with unset_fake_temporarily(), torch.enable_grad():
+            x = torch.zeros(steps, batch, input_dim)
+            h = torch.zeros(1, batch, units)
+            w_ih, w_hh = (
+                torch.zeros(4 * units, input_dim),
+                torch.zeros(4 * units, units),
+            )
+            b = torch.zeros(4 * units)
+            out = torch.ops.aten.mkldnn_rnn_layer(
+                x, w_ih, w_hh, b, b, h, h, False, [], _MKLDNN_LSTM, units, 1,
+                True, False, False, True,
+            )  # fmt: skip
+        _WORKSPACES[sizes] = out[3].numel()
+    return _WORKSPACES[sizes]
+
+
+def _define():
+    import torch
+    from torch import Tensor
+
+    lib = f"{NAMESPACE}::"
+
+    @torch.library.custom_op(lib + "mkldnn_lstm", mutates_args=())
+    def mkldnn_lstm(
+        x: Tensor,
+        h0: Tensor,
+        c0: Tensor,
+        w_ih: Tensor,
+        w_hh: Tensor,
+        b_ih: Tensor,
+        b_hh: Tensor,
+    ) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+        # oneDNN writes its workspace (what the backward reads) only while
+        # gradients are recorded; a compiled forward runs without.
+        with torch.enable_grad():
+            y, hy, cy, workspace = torch.ops.aten.mkldnn_rnn_layer(
+                x, w_ih, w_hh, b_ih, b_hh, h0, c0, False, [], _MKLDNN_LSTM,
+                h0.shape[-1], 1, True, False, False, True,
+            )  # fmt: skip
+        return y, hy, cy, workspace
+
+    @mkldnn_lstm.register_fake
+    def _(x, h0, c0, w_ih, w_hh, b_ih, b_hh):
+        size = _workspace_size(*x.shape, h0.shape[-1])
+        if size is None:  # a symbolic shape
+            size = torch.library.get_ctx().new_dynamic_size()
+        y = x.new_empty((*x.shape[:2], h0.shape[-1]))  # (T, B, units)
+        return (
+            y,
+            h0.new_empty(h0.shape),
+            c0.new_empty(c0.shape),
+            x.new_empty((size,), dtype=torch.uint8),
+        )
+
+    def mkldnn_setup(ctx, inputs, output):
+        ctx.save_for_backward(*inputs, *output)
+
+    def mkldnn_backward(ctx, grad_y, grad_hy, grad_cy, grad_workspace):
+        x, h0, c0, w_ih, w_hh, b_ih, b_hh, y, hy, cy, workspace = ctx.saved_tensors
+        dx, dw_ih, dw_hh, db_ih, db_hh, dh0, dc0 = (
+            torch.ops.aten.mkldnn_rnn_layer_backward(
+                x, w_ih, w_hh, b_ih, b_hh, h0, c0, y, hy, cy, grad_y, grad_hy,
+                grad_cy, False, _MKLDNN_LSTM, h0.shape[-1], 1, True, True, False,
+                [], False, workspace,
+            )
+        )  # fmt: skip
+        return dx, dh0, dc0, dw_ih, dw_hh, db_ih, db_hh
+
+    torch.library.register_autograd(
+        lib + "mkldnn_lstm", mkldnn_backward, setup_context=mkldnn_setup
+    )
+
+    @torch.library.custom_op(lib + "rnn_recompute", mutates_args=())
+    def rnn_recompute(
+        x: Tensor,
+        h0: Tensor,
+        c0: Tensor | None,
+        w_ih: Tensor,
+        w_hh: Tensor,
+        b_ih: Tensor,
+        b_hh: Tensor,
+    ) -> Tensor:
+        with torch.no_grad():
+            # Contiguous, as the fake kernel says (the kernels write time-major);
+            # in inference mode (cuDNN keeps no reserve for a backward pass).
+            y = _run(x, h0, c0, [w_ih, w_hh, b_ih, b_hh], train=False)
+            return y.contiguous()
+
+    @rnn_recompute.register_fake
+    def _(x, h0, c0, w_ih, w_hh, b_ih, b_hh):
+        return x.new_empty((*x.shape[:2], h0.shape[-1]))  # (B, T, units)
+
+    @torch.library.custom_op(lib + "rnn_recompute_backward", mutates_args=())
+    def rnn_recompute_backward(
+        grad_y: Tensor,
+        x: Tensor,
+        h0: Tensor,
+        c0: Tensor | None,
+        w_ih: Tensor,
+        w_hh: Tensor,
+        b_ih: Tensor,
+        b_hh: Tensor,
+    ) -> list[Tensor]:
+        # The operator runs below autograd: `torch.func.vjp` records by itself.
+        def run(x, h0, w_ih, w_hh, b_ih, b_hh, *c0s):
+            return _run(x, h0, c0s[0] if c0s else None, [w_ih, w_hh, b_ih, b_hh])
+
+        primals = (x, h0, w_ih, w_hh, b_ih, b_hh) + ((c0,) if c0 is not None else ())
+        # Without oneDNN's LSTM (a float32 one on the CPU runs `mkldnn_lstm`):
+        # its workspace is left undefined in a compiled backward pass.
+        enabled = torch._C._get_mkldnn_enabled()
+        torch._C._set_mkldnn_enabled(False)
+        try:
+            _, vjp = torch.func.vjp(run, *primals)
+            return [g.contiguous() for g in vjp(grad_y)]
+        finally:
+            torch._C._set_mkldnn_enabled(enabled)
+
+    @rnn_recompute_backward.register_fake
+    def _(grad_y, x, h0, c0, w_ih, w_hh, b_ih, b_hh):
+        leaves = [x, h0, w_ih, w_hh, b_ih, b_hh] + ([c0] if c0 is not None else [])
+        return [t.new_empty(t.shape) for t in leaves]
+
+    def recompute_setup(ctx, inputs, output):
+        ctx.lstm = inputs[2] is not None
+        ctx.save_for_backward(*(t for t in inputs if t is not None))
+
+    def recompute_backward(ctx, grad_y):
+        saved = list(ctx.saved_tensors)
+        if not ctx.lstm:
+            saved.insert(2, None)  # the GRU's absent c0
+        grads = rnn_recompute_backward(grad_y.contiguous(), *saved)
+        dx, dh0, dw_ih, dw_hh, db_ih, db_hh = grads[:6]
+        dc0 = grads[6] if ctx.lstm else None
+        return dx, dh0, dc0, dw_ih, dw_hh, db_ih, db_hh
+
+    torch.library.register_autograd(
+        lib + "rnn_recompute", recompute_backward, setup_context=recompute_setup
+    )
+    _OPS.update(
+        mkldnn_lstm=mkldnn_lstm,
+        rnn_recompute=rnn_recompute,
+        # Read once: Dynamo does not trace `torch.backends.mkldnn.is_available`.
+        has_mkldnn=torch.backends.mkldnn.is_available(),
+    )
+
+
+if keras.backend.backend() == "torch":
+    # Defined at import: `torch.library.custom_op` called while Dynamo traces
+    # breaks the graph.
+    _define()
