@@ -41,9 +41,11 @@ def worker(args):
 
     if keras.backend.backend() == "torch":
         from keras_rnnattn._backend import torch_fused_rnn
+        from keras_rnnattn._backend.torch_rnn_op import _operators
 
         torch_fused_rnn.OUTSIDE_GRAPH_FROM = 0  # a large layer's path
         torch_fused_rnn.AS_OPERATOR = not args.graph_break
+        _operators()  # defined before the step is traced
     config = CONFIGS[args.run]
     trainers = {
         "keras": keras_trainer(config, SIZE, args.steps, args.jit_compile or "auto"),

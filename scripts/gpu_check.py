@@ -439,7 +439,9 @@ def check_fused_rnn():
     import numpy as np
     import torch
 
-    from keras_rnnattn._backend.torch_rnn_op import fused_rnn
+    from keras_rnnattn._backend.torch_rnn_op import _operators, fused_rnn
+
+    _operators()  # defined at import on a GPU; here for the CPU fallback
 
     device = "cuda" if torch.cuda.is_available() else "cpu"
     g = torch.Generator().manual_seed(0)

@@ -73,7 +73,8 @@ def uses_mkldnn(inputs):
 
 
 def _operators():
-    """The operators by name, defined at the first call (at import on torch)."""
+    """The operators by name, defined at the first call (at import on an
+    accelerator): call it before compiling a step that runs them."""
     if not _OPS:
         _define()
     return _OPS
@@ -252,6 +253,10 @@ def _define():
 
 
 if keras.backend.backend() == "torch":
-    # Defined at import: `torch.library.custom_op` called while Dynamo traces
-    # breaks the graph.
-    _define()
+    import torch
+
+    # Defined at import where they run by default (`torch_fused_rnn`): defining
+    # them while Dynamo traces breaks the graph. Elsewhere at the first call
+    # (defining them takes about 0.2 s).
+    if torch.accelerator.is_available():
+        _define()

@@ -4,7 +4,7 @@ import keras
 import numpy as np
 import pytest
 
-from keras_rnnattn._backend import run_rnn, torch_fused_rnn
+from keras_rnnattn._backend import run_rnn, torch_fused_rnn, torch_rnn_op
 
 pytestmark = pytest.mark.skipif(
     keras.backend.backend() != "torch", reason="torch.compile of the fused kernel"
@@ -62,6 +62,7 @@ def test_a_large_layer_trained_under_torch_compile_calls_the_fused_kernel(
     kernel = {keras.layers.GRU: "aten::gru", keras.layers.LSTM: "aten::lstm"}
     kernel = kernel[layer_cls]
     monkeypatch.setattr(torch_fused_rnn, "AS_OPERATOR", as_operator)
+    torch_rnn_op._operators()  # defined before tracing, as on an accelerator
     rnn, x = layer_and_inputs(layer_cls)
     want_loss, want_grads, eager_ops = loss_and_gradients(rnn, x)
     assert kernel in eager_ops
@@ -127,6 +128,7 @@ def test_a_translator_breaks_its_compiled_graph_only_at_the_fused_call(
 
     monkeypatch.setattr(torch_fused_rnn, "OUTSIDE_GRAPH_FROM", 0)
     monkeypatch.setattr(torch_fused_rnn, "AS_OPERATOR", as_operator)
+    torch_rnn_op._operators()  # defined before tracing, as on an accelerator
     tokenizer = WordTokenizer().fit(["a b c d e f g h"])
     keras.utils.set_random_seed(0)
     model = Translator(

@@ -55,8 +55,9 @@ def test_fused_rnn_compiles_as_one_graph_to_the_kernels_gradients(kind):
     # the gradients of every input, state and weight.
     import torch
 
-    from keras_rnnattn._backend.torch_rnn_op import fused_rnn
+    from keras_rnnattn._backend.torch_rnn_op import _operators, fused_rnn
 
+    _operators()  # defined before tracing (defining them breaks the graph)
     want_y, want_grads = output_and_gradients(torch_rnn, kind)
     torch._dynamo.reset()
     compiled = torch.compile(fused_rnn, fullgraph=True)
