@@ -67,7 +67,8 @@ def report(results, args):
         f"Milliseconds per train step at a size where the arithmetic is "
         f"negligible (batch {SIZE['batch']}, length {SIZE['length']}, vocabulary "
         f"{SIZE['vocab']}, embedding and units {SIZE['units']}): what the host "
-        f"spends around a step, which bounds a step on a GPU. The `seq2seq_train.py` "
+        f"spends around a step, which bounds a step on a GPU (the last column "
+        f"divides times: lower is faster). The `seq2seq_train.py` "
         f"Translator (`fast`: LSTM, Luong dot attention, the fast path; `feeding`: "
         f"GRU, Bahdanau attention, input feeding) with its recurrent layers on the "
         f"path of large ones, against its plain PyTorch model, {args.steps} steps a "
@@ -77,7 +78,8 @@ def report(results, args):
         f"on the CPU).\n"
     )
     print(
-        "| run | Keras backend | Translator ms | plain PyTorch ms | Translator / PyTorch |"
+        "| run | Keras backend | Translator ms | plain PyTorch ms "
+        "| time, Translator / PyTorch |"
     )
     print("|---|---|---|---|---|")
     for run, rows in results.items():

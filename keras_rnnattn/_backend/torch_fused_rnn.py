@@ -25,7 +25,8 @@ host Dynamo's guards and another compiled forward and backward at every step,
 and there the host's cost bounds a step. The fast path's train step ran as 22
 graphs with the breaks and as 4 without, Keras's own breaks left; at a size
 where the arithmetic is negligible (`benchmarks/host_cost.py`, one CPU thread)
-its compiled step took 5.0 ms against 14.8 ms, plain PyTorch's 5.2 ms. On the
+its compiled step took 5.0-6.3 ms against 10.7-14.8 ms (plain PyTorch's
+3.5-5.2 ms). On the
 CPU the breaks stay: an LSTM as oneDNN's layer operator trained the fast/big
 step 3-4% slower in four A/B pairs (1,441-1,553 ms against 1,374-1,418 in the
 quietest), and a GRU, whose operator recomputes its forward pass for the
