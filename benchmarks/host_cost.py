@@ -8,8 +8,8 @@ while the device runs them, and a step cannot take less than this cost (an
 H200 ran the plain PyTorch fast path's train step at batch 128, 1,024 units,
 in about 11 ms: `scripts/gpu_check.sh`). Every recurrent layer takes the path
 of a large one (`torch_fused_rnn.OUTSIDE_GRAPH_FROM = 0`), and compiled torch
-runs it both ways: as one operator of the graph (`torch_rnn_op`, the default
-on an accelerator) and at a graph break (the default on the CPU).
+runs it both ways: as one operator of the graph (`torch_rnn_op`, oneDNN's LSTM
+standing in for cuDNN's) and at a graph break (the default).
 The Translator is `seq2seq_train.py`'s, trained with `fit`, against its plain
 PyTorch model of the same architecture (`nn.LSTM` + `bmm` attention for the
 fast path, an `nn.GRUCell` loop for input feeding), in alternating windows in
@@ -74,8 +74,8 @@ def report(results, args):
         f"path of large ones, against its plain PyTorch model, {args.steps} steps a "
         f"window, the median of {args.windows} windows after two warm-up windows, "
         f"one thread. Compiled torch with the fused kernel as an `operator` of the "
-        f"graph (the default on an accelerator) or at a `graph break` (the default "
-        f"on the CPU).\n"
+        f"graph (`torch_fused_rnn.AS_OPERATOR`) or at a `graph break` (the "
+        f"default).\n"
     )
     print(
         "| run | Keras backend | Translator ms | plain PyTorch ms "

@@ -378,16 +378,17 @@ def jit_throughput(model, quick):
         model.compile(jit_compile=False)
 
 
-def check_speed(quick, steps, windows, jit_compile=False, graph_break=False):
-    """Training speed rows; `graph_break`: torch's large recurrent layers at a
-    graph break of the compiled step rather than as operators of its graph."""
+def check_speed(quick, steps, windows, jit_compile=False, as_operator=False):
+    """Training speed rows; `as_operator`: torch's large recurrent layers as
+    operators of the compiled step's graph rather than at graph breaks."""
     import keras
     import torch
 
-    if graph_break:
-        from keras_rnnattn._backend import torch_fused_rnn
+    if as_operator:
+        from keras_rnnattn._backend import torch_fused_rnn, torch_rnn_op
 
-        torch_fused_rnn.AS_OPERATOR = False
+        torch_fused_rnn.AS_OPERATOR = True
+        torch_rnn_op._operators()  # defined before the step is traced
     device = "cuda" if torch.cuda.is_available() else "cpu"
     size = SPEED_SIZES["quick" if quick else "full"]
     rows = []
@@ -421,7 +422,7 @@ def check_speed(quick, steps, windows, jit_compile=False, graph_break=False):
                 "ratio": rate["keras"] / rate["pytorch"],
                 "params": trainers["keras"].params,
                 "jit_compile": bool(jit_compile),
-                "graph_break": graph_break,
+                "as_operator": as_operator,
             }
         )
         del trainers
@@ -577,9 +578,9 @@ def worker(args):
     section("speed", check_speed, args.quick, args.steps, args.windows)
     if report["info"]["backend"] == "torch":
         section("speed_jit", check_speed, args.quick, args.steps, args.windows, True)
-        if args.graph_break_ab:
+        if args.operator_ab:
             section(
-                "speed_jit_break",
+                "speed_jit_operator",
                 check_speed,
                 *(args.quick, args.steps, args.windows, True, True),
             )
@@ -607,7 +608,7 @@ def run_worker(backend, args):
         argv = [sys.executable, os.path.abspath(__file__), "--worker", "--report", path]
         argv += ["--steps", str(args.steps), "--windows", str(args.windows)]
         argv += ["--quick"] * args.quick
-        argv += ["--graph-break-ab"] * args.graph_break_ab
+        argv += ["--operator-ab"] * args.operator_ab
         start = time.perf_counter()
         error = None
         try:
@@ -738,11 +739,12 @@ def table(reports, args):
         "|---|---|---|---|---|---|",
     ]
     for report in reports:
-        rows = [report.get(k, []) for k in ("speed", "speed_jit", "speed_jit_break")]
+        keys = ("speed", "speed_jit", "speed_jit_operator")
+        rows = [report.get(k, []) for k in keys]
         for row in sum(rows, []):
             backend = report["info"]["backend"]
             backend += ", `jit_compile=True`" if row.get("jit_compile") else ""
-            backend += ", graph break" if row.get("graph_break") else ""
+            backend += ", RNN operator" if row.get("as_operator") else ""
             lines.append(
                 f"| {row['path']} | {backend} | "
                 f"{row['torch_device']} | {fmt(row['translator'])} | "
@@ -796,10 +798,10 @@ def main(argv=None):
     parser.add_argument("--windows", type=int, default=None, help="timed windows")
     parser.add_argument("--timeout", type=int, default=420, help="per worker, s")
     parser.add_argument(
-        "--graph-break-ab",
+        "--operator-ab",
         action="store_true",
         help="torch: time the compiled train steps again with the large recurrent "
-        "layers at graph breaks (torch_fused_rnn.AS_OPERATOR = False)",
+        "layers as operators of the graph (torch_fused_rnn.AS_OPERATOR = True)",
     )
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--report", help=argparse.SUPPRESS)

@@ -19,19 +19,20 @@ with the graph break. A decoding search (no gradients) keeps the layer in its
 compiled encoder (one graph: `tests/decoding/test_torch_steps.py`), a GRU there
 as its steps where they multiply in oneDNN (`rnn_kernels._gru_by_steps`).
 
-On an accelerator the large layer is instead one operator of the compiled
-graph (`torch_rnn_op.fused_rnn`, `AS_OPERATOR`): each graph break costs the
-host Dynamo's guards and another compiled forward and backward at every step,
-and there the host's cost bounds a step. The fast path's train step ran as 22
-graphs with the breaks and as 4 without, Keras's own breaks left; at a size
-where the arithmetic is negligible (`benchmarks/host_cost.py`, one CPU thread)
-its compiled step took 5.0-6.3 ms against 10.7-14.8 ms (plain PyTorch's
-3.5-5.2 ms). On the
-CPU the breaks stay: an LSTM as oneDNN's layer operator trained the fast/big
-step 3-4% slower in four A/B pairs (1,441-1,553 ms against 1,374-1,418 in the
-quietest), and a GRU, whose operator recomputes its forward pass for the
-backward, 30% slower (input feeding's big step: 2,059-2,232 ms against
-1,599-1,679).
+With `AS_OPERATOR` the large layer is instead one operator of the compiled
+graph (`torch_rnn_op.fused_rnn`: cuDNN's kernels on a GPU, oneDNN's LSTM on the
+CPU, both with their own backward): each graph break costs the host Dynamo's
+guards and another compiled forward and backward at every step, and on a GPU
+the host's cost bounds a step. The fast path's train step ran as 22 graphs
+with the breaks and as 4 without, Keras's own breaks left; at a size where the
+arithmetic is negligible (`benchmarks/host_cost.py`, one CPU thread) its
+compiled step took 5.0-6.3 ms against 10.7-14.8 ms (plain PyTorch's 3.5-5.2
+ms). It is off by default: on the CPU oneDNN's LSTM operator trained the
+fast/big step 3-4% slower in four A/B pairs (1,441-1,553 ms against
+1,374-1,418 in the quietest), and a GRU, whose operator there recomputes its
+forward pass for the backward, 30% slower (input feeding's big step:
+2,059-2,232 ms against 1,599-1,679); on a GPU it is not measured yet
+(`scripts/gpu_check.sh OUT_DIR --operator-ab`).
 """
 
 import keras
@@ -44,9 +45,9 @@ from keras_rnnattn._backend.torch_rnn_op import fused_rnn
 # (1.2M), its 128-unit GRU 384 x 256 (0.1M).
 OUTSIDE_GRAPH_FROM = 1 << 20
 # Whether such a layer runs as one operator of the compiled graph
-# (`torch_rnn_op.fused_rnn`) rather than at a graph break: True, False, or None
-# for on an accelerator only (see the module's docstring).
-AS_OPERATOR = None
+# (`torch_rnn_op.fused_rnn`; call `torch_rnn_op._operators()` before compiling)
+# rather than at a graph break (see the module's docstring).
+AS_OPERATOR = False
 
 
 def _first_output(run, *args):
@@ -97,10 +98,7 @@ def call_fused_rnn(run, args, step_work):
         and torch.is_grad_enabled()
         and not torch._dynamo.config.allow_rnn
     ):
-        as_operator = AS_OPERATOR
-        if as_operator is None:
-            as_operator = args[0].device.type != "cpu"
-        if as_operator:
+        if AS_OPERATOR:
             inputs, hx, params = args[:3]
             kind = "lstm" if run is torch.lstm else "gru"
             states = list(hx) if kind == "lstm" else [hx]

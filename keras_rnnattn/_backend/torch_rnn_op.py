@@ -8,19 +8,25 @@ the fast path's train step ran as 17 graphs. Here the fused kernel is a
 `torch.library` custom operator, opaque to the compiler, with its gradient
 registered: the train step stays one graph around it.
 
+- `cudnn_rnn`: a GRU or LSTM on an NVIDIA GPU runs cuDNN's forward and
+  backward (`aten._cudnn_rnn`, `aten._cudnn_rnn_backward`, the kernels
+  `torch.lstm` runs eagerly there), the backward reading the forward's reserve
+  and flat weights;
 - `mkldnn_lstm`: an LSTM on the CPU runs oneDNN's layer forward and backward
-  (`aten.mkldnn_rnn_layer`, `aten.mkldnn_rnn_layer_backward`, the kernels
-  `torch.lstm` runs eagerly), the backward reading the forward's workspace;
-- `rnn_recompute`: any other layer (a GRU, an accelerator): the forward runs
-  `torch.gru`/`torch.lstm` without recording, and the backward runs it again
-  recording and takes its gradients (cuDNN's or ATen's backward, one more
-  forward pass of the layer).
+  (`aten.mkldnn_rnn_layer`, `aten.mkldnn_rnn_layer_backward`), the backward
+  reading the forward's workspace;
+- `rnn_recompute`: any other layer (a GRU on the CPU, another device): the
+  forward runs `torch.gru`/`torch.lstm` without recording, and the backward
+  runs it again under `torch.func.vjp` (one more forward pass, and on the CPU
+  ATen's unfused backward: a slow path, kept for completeness).
+
+The aten kernels' fake (meta) versions give their workspaces size 0; the
+operators' fake kernels give the sizes the kernels write, found by running the
+layer once per shape (an output of unknown size would break the graph).
 
 Both give the gradients of `torch.lstm`/`torch.gru` (`tests/layers/
 test_torch_rnn_op.py`).
 """
-
-import keras
 
 # The operators' library name.
 NAMESPACE = "keras_rnnattn"
@@ -53,11 +59,15 @@ def fused_rnn(kind, inputs, states, params):
     (2, 3, 5)
     """
     ops = _operators()
+    c0 = states[1] if kind == "lstm" else None
+    if inputs.device.type == "cuda" and ops["has_cudnn"]:
+        x = inputs.transpose(0, 1).contiguous()  # (T, B, input_dim)
+        y, _, _ = ops["cudnn_rnn"](x, states[0], c0, *params)
+        return y.transpose(0, 1)  # (B, T, units)
     if kind == "lstm" and uses_mkldnn(inputs):
         x = inputs.transpose(0, 1).contiguous()  # (T, B, input_dim)
         y, _, _, _ = ops["mkldnn_lstm"](x, *states, *params)
         return y.transpose(0, 1)  # (B, T, units)
-    c0 = states[1] if kind == "lstm" else None
     return ops["rnn_recompute"](inputs, states[0], c0, *params)
 
 
@@ -73,8 +83,9 @@ def uses_mkldnn(inputs):
 
 
 def _operators():
-    """The operators by name, defined at the first call (at import on an
-    accelerator): call it before compiling a step that runs them."""
+    """The operators by name, defined at the first call: call it before
+    compiling a step that runs them (defining them while Dynamo traces breaks
+    the graph)."""
     if not _OPS:
         _define()
     return _OPS
@@ -121,11 +132,115 @@ def _workspace_size(steps, batch, input_dim, units):
     return _WORKSPACES[sizes]
 
 
+_CUDNN_SIZES = {}
+# cuDNN's codes (cudnnRNNMode_t) for the two layers.
+_CUDNN_MODES = {"lstm": 2, "gru": 3}
+
+
+def _cudnn_forward(x, h0, c0, params):
+    """`aten._cudnn_rnn` of one time-major layer: output, reserve, flat weights."""
+    import torch
+
+    mode = _CUDNN_MODES["lstm" if c0 is not None else "gru"]
+    y, _, _, reserve, weight_buf = torch.ops.aten._cudnn_rnn(
+        x, params, 4, None, h0, c0, mode, h0.shape[-1], 0, 1, False, 0.0, True,
+        False, [], None,
+    )  # fmt: skip
+    return y, reserve, weight_buf
+
+
+def _cudnn_sizes(x, h0, c0, params):
+    """The sizes of cuDNN's reserve and flat weights for these inputs, found by
+    running the layer once on zeros; None for a symbolic size."""
+    import torch
+    from torch._subclasses.fake_tensor import unset_fake_temporarily
+
+    tensors = [x, h0] + ([c0] if c0 is not None else []) + list(params)
+    shapes = tuple(tuple(t.shape) for t in tensors)
+    if not all(isinstance(n, int) for shape in shapes for n in shape):
+        return None
+    key = (shapes, x.dtype, str(x.device))
+    if key not in _CUDNN_SIZES:
+        with unset_fake_temporarily():
+            real = [
+                torch.zeros(t.shape, dtype=t.dtype, device=t.device) for t in tensors
+            ]
+            h, c = real[1], (real[2] if c0 is not None else None)
+            _, reserve, weight_buf = _cudnn_forward(real[0], h, c, real[-4:])
+        _CUDNN_SIZES[key] = (reserve.numel(), weight_buf.numel())
+    return _CUDNN_SIZES[key]
+
+
 def _define():
     import torch
     from torch import Tensor
 
     lib = f"{NAMESPACE}::"
+
+    @torch.library.custom_op(lib + "cudnn_rnn", mutates_args=())
+    def cudnn_rnn(
+        x: Tensor,
+        h0: Tensor,
+        c0: Tensor | None,
+        w_ih: Tensor,
+        w_hh: Tensor,
+        b_ih: Tensor,
+        b_hh: Tensor,
+    ) -> tuple[Tensor, Tensor, Tensor]:
+        return _cudnn_forward(x, h0, c0, [w_ih, w_hh, b_ih, b_hh])
+
+    @cudnn_rnn.register_fake
+    def _(x, h0, c0, w_ih, w_hh, b_ih, b_hh):
+        sizes = _cudnn_sizes(x, h0, c0, [w_ih, w_hh, b_ih, b_hh])
+        if sizes is None:  # a symbolic shape
+            ctx = torch.library.get_ctx()
+            sizes = (ctx.new_dynamic_size(), ctx.new_dynamic_size())
+        y = x.new_empty((*x.shape[:2], h0.shape[-1]))  # (T, B, units)
+        reserve = x.new_empty((sizes[0],), dtype=torch.uint8)
+        return y, reserve, x.new_empty((sizes[1],))
+
+    @torch.library.custom_op(lib + "cudnn_rnn_backward", mutates_args=())
+    def cudnn_rnn_backward(
+        grad_y: Tensor,
+        x: Tensor,
+        h0: Tensor,
+        c0: Tensor | None,
+        w_ih: Tensor,
+        w_hh: Tensor,
+        b_ih: Tensor,
+        b_hh: Tensor,
+        y: Tensor,
+        reserve: Tensor,
+        weight_buf: Tensor,
+    ) -> list[Tensor]:
+        lstm = c0 is not None
+        mode = _CUDNN_MODES["lstm" if lstm else "gru"]
+        dx, dh0, dc0, dw = torch.ops.aten._cudnn_rnn_backward(
+            x, [w_ih, w_hh, b_ih, b_hh], 4, weight_buf, h0, c0, y,
+            grad_y.contiguous(), None, None, mode, h0.shape[-1], 0, 1, False, 0.0,
+            True, False, [], None, reserve, [True, True, lstm, True],
+        )  # fmt: skip
+        return [dx, dh0, *dw] + ([dc0] if lstm else [])
+
+    @cudnn_rnn_backward.register_fake
+    def _(grad_y, x, h0, c0, w_ih, w_hh, b_ih, b_hh, y, reserve, weight_buf):
+        leaves = [x, h0, w_ih, w_hh, b_ih, b_hh] + ([c0] if c0 is not None else [])
+        return [t.new_empty(t.shape) for t in leaves]
+
+    def cudnn_setup(ctx, inputs, output):
+        ctx.lstm = inputs[2] is not None
+        ctx.save_for_backward(*(t for t in inputs if t is not None), *output)
+
+    def cudnn_backward(ctx, grad_y, grad_reserve, grad_weight_buf):
+        saved = list(ctx.saved_tensors)
+        if not ctx.lstm:
+            saved.insert(2, None)  # the GRU's absent c0
+        grads = cudnn_rnn_backward(grad_y, *saved)
+        return _input_grads(grads, ctx.lstm)
+
+    torch.library.register_autograd(
+        lib + "cudnn_rnn", cudnn_backward, setup_context=cudnn_setup
+    )
 
     @torch.library.custom_op(lib + "mkldnn_lstm", mutates_args=())
     def mkldnn_lstm(
@@ -237,26 +352,23 @@ def _define():
         if not ctx.lstm:
             saved.insert(2, None)  # the GRU's absent c0
         grads = rnn_recompute_backward(grad_y.contiguous(), *saved)
-        dx, dh0, dw_ih, dw_hh, db_ih, db_hh = grads[:6]
-        dc0 = grads[6] if ctx.lstm else None
-        return dx, dh0, dc0, dw_ih, dw_hh, db_ih, db_hh
+        return _input_grads(grads, ctx.lstm)
 
     torch.library.register_autograd(
         lib + "rnn_recompute", recompute_backward, setup_context=recompute_setup
     )
     _OPS.update(
+        cudnn_rnn=cudnn_rnn,
         mkldnn_lstm=mkldnn_lstm,
         rnn_recompute=rnn_recompute,
-        # Read once: Dynamo does not trace `torch.backends.mkldnn.is_available`.
+        # Read once: Dynamo does not trace `torch.backends.*.is_available`.
+        has_cudnn=torch.backends.cudnn.is_available(),
         has_mkldnn=torch.backends.mkldnn.is_available(),
     )
 
 
-if keras.backend.backend() == "torch":
-    import torch
-
-    # Defined at import where they run by default (`torch_fused_rnn`): defining
-    # them while Dynamo traces breaks the graph. Elsewhere at the first call
-    # (defining them takes about 0.2 s).
-    if torch.accelerator.is_available():
-        _define()
+def _input_grads(grads, lstm):
+    """`[dx, dh0, dw_ih, dw_hh, db_ih, db_hh(, dc0)]` in the operators' order of
+    inputs: `(dx, dh0, dc0 or None, dw_ih, dw_hh, db_ih, db_hh)`."""
+    dx, dh0, *dw = grads[:6]
+    return (dx, dh0, grads[6] if lstm else None, *dw)

@@ -45,7 +45,7 @@ def loss_and_gradients(rnn, x, compile_fn=None):
     return float(loss.detach()), [g.detach().numpy() for g in grads], names
 
 
-@pytest.mark.parametrize("as_operator", [True, False, None])
+@pytest.mark.parametrize("as_operator", [True, False])
 @pytest.mark.parametrize("layer_cls", [keras.layers.GRU, keras.layers.LSTM])
 def test_a_large_layer_trained_under_torch_compile_calls_the_fused_kernel(
     layer_cls, as_operator, monkeypatch
@@ -55,14 +55,13 @@ def test_a_large_layer_trained_under_torch_compile_calls_the_fused_kernel(
     # and backward) as one operator of the graph (`torch_rnn_op`: oneDNN's
     # LSTM layer, or `torch.gru` recomputed) or, without AS_OPERATOR, at a
     # graph break, to the eager loss and gradients. A smaller one stays in the
-    # graph, unrolled, to the same numbers. By default (None) the operator runs
-    # on an accelerator, and on this CPU the break.
+    # graph, unrolled, to the same numbers.
     import torch
 
     kernel = {keras.layers.GRU: "aten::gru", keras.layers.LSTM: "aten::lstm"}
     kernel = kernel[layer_cls]
     monkeypatch.setattr(torch_fused_rnn, "AS_OPERATOR", as_operator)
-    torch_rnn_op._operators()  # defined before tracing, as on an accelerator
+    torch_rnn_op._operators()  # defined before tracing
     rnn, x = layer_and_inputs(layer_cls)
     want_loss, want_grads, eager_ops = loss_and_gradients(rnn, x)
     assert kernel in eager_ops
@@ -128,7 +127,7 @@ def test_a_translator_breaks_its_compiled_graph_only_at_the_fused_call(
 
     monkeypatch.setattr(torch_fused_rnn, "OUTSIDE_GRAPH_FROM", 0)
     monkeypatch.setattr(torch_fused_rnn, "AS_OPERATOR", as_operator)
-    torch_rnn_op._operators()  # defined before tracing, as on an accelerator
+    torch_rnn_op._operators()  # defined before tracing
     tokenizer = WordTokenizer().fit(["a b c d e f g h"])
     keras.utils.set_random_seed(0)
     model = Translator(
