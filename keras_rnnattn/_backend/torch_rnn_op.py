@@ -4,7 +4,7 @@ Traced by `torch.compile`, `torch.lstm` and `torch.gru` are unrolled into
 their steps (AOTAutograd decomposes them), and PyTorch's `nn.LSTM` breaks the
 graph instead. Each graph break costs a trained step Dynamo's guards, another
 compiled forward and backward and their wrappers on the host at every call:
-the fast path's train step ran as 17 graphs. Here the fused kernel is a
+the fast path's train step ran as 17 to 22 graphs. Here the fused kernel is a
 `torch.library` custom operator, opaque to the compiler, with its gradient
 registered: the train step stays one graph around it.
 
@@ -24,8 +24,10 @@ The aten kernels' fake (meta) versions give their workspaces size 0; the
 operators' fake kernels give the sizes the kernels write, found by running the
 layer once per shape (an output of unknown size would break the graph).
 
-Both give the gradients of `torch.lstm`/`torch.gru` (`tests/layers/
-test_torch_rnn_op.py`).
+Each gives the gradients of `torch.lstm`/`torch.gru` (`tests/layers/
+test_torch_rnn_op.py` on the CPU; on a GPU, `scripts/gpu_check.py`'s
+`check_fused_rnn`). `torch_fused_rnn.AS_OPERATOR` puts them in compiled train
+steps.
 """
 
 # The operators' library name.
