@@ -175,20 +175,17 @@ def _cudnn_sizes(x, h0, c0, params):
 
 def _define():
     import torch
-    from torch import Tensor
 
     lib = f"{NAMESPACE}::"
+    # The arguments of one layer (the GRU has no c0).
+    layer = "Tensor x, Tensor h0, Tensor? c0, Tensor w_ih, Tensor w_hh, Tensor b_ih, Tensor b_hh"
 
-    @torch.library.custom_op(lib + "cudnn_rnn", mutates_args=())
-    def cudnn_rnn(
-        x: Tensor,
-        h0: Tensor,
-        c0: Tensor | None,
-        w_ih: Tensor,
-        w_hh: Tensor,
-        b_ih: Tensor,
-        b_hh: Tensor,
-    ) -> tuple[Tensor, Tensor, Tensor]:
+    @torch.library.custom_op(
+        lib + "cudnn_rnn",
+        mutates_args=(),
+        schema=f"({layer}) -> (Tensor, Tensor, Tensor)",
+    )
+    def cudnn_rnn(x, h0, c0, w_ih, w_hh, b_ih, b_hh):
         return _cudnn_forward(x, h0, c0, [w_ih, w_hh, b_ih, b_hh])
 
     @cudnn_rnn.register_fake
@@ -201,20 +198,15 @@ def _define():
         reserve = x.new_empty((sizes[0],), dtype=torch.uint8)
         return y, reserve, x.new_empty((sizes[1],))
 
-    @torch.library.custom_op(lib + "cudnn_rnn_backward", mutates_args=())
+    @torch.library.custom_op(
+        lib + "cudnn_rnn_backward",
+        mutates_args=(),
+        schema=f"(Tensor grad_y, {layer}, Tensor y, Tensor reserve, "
+        "Tensor weight_buf) -> Tensor[]",
+    )
     def cudnn_rnn_backward(
-        grad_y: Tensor,
-        x: Tensor,
-        h0: Tensor,
-        c0: Tensor | None,
-        w_ih: Tensor,
-        w_hh: Tensor,
-        b_ih: Tensor,
-        b_hh: Tensor,
-        y: Tensor,
-        reserve: Tensor,
-        weight_buf: Tensor,
-    ) -> list[Tensor]:
+        grad_y, x, h0, c0, w_ih, w_hh, b_ih, b_hh, y, reserve, weight_buf
+    ):
         lstm = c0 is not None
         mode = _CUDNN_MODES["lstm" if lstm else "gru"]
         dx, dh0, dc0, dw = torch.ops.aten._cudnn_rnn_backward(
@@ -225,35 +217,26 @@ def _define():
         return [dx, dh0, *dw] + ([dc0] if lstm else [])
 
     @cudnn_rnn_backward.register_fake
-    def _(grad_y, x, h0, c0, w_ih, w_hh, b_ih, b_hh, y, reserve, weight_buf):
-        leaves = [x, h0, w_ih, w_hh, b_ih, b_hh] + ([c0] if c0 is not None else [])
-        return [t.new_empty(t.shape) for t in leaves]
+    def _(grad_y, *inputs):
+        return _fake_grads(*inputs[:7])
 
     def cudnn_setup(ctx, inputs, output):
-        ctx.lstm = inputs[2] is not None
-        ctx.save_for_backward(*(t for t in inputs if t is not None), *output)
+        _save(ctx, inputs, output)
 
     def cudnn_backward(ctx, grad_y, grad_reserve, grad_weight_buf):
-        saved = list(ctx.saved_tensors)
-        if not ctx.lstm:
-            saved.insert(2, None)  # the GRU's absent c0
-        grads = cudnn_rnn_backward(grad_y, *saved)
+        grads = cudnn_rnn_backward(grad_y, *_saved(ctx))
         return _input_grads(grads, ctx.lstm)
 
     torch.library.register_autograd(
         lib + "cudnn_rnn", cudnn_backward, setup_context=cudnn_setup
     )
 
-    @torch.library.custom_op(lib + "mkldnn_lstm", mutates_args=())
-    def mkldnn_lstm(
-        x: Tensor,
-        h0: Tensor,
-        c0: Tensor,
-        w_ih: Tensor,
-        w_hh: Tensor,
-        b_ih: Tensor,
-        b_hh: Tensor,
-    ) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+    @torch.library.custom_op(
+        lib + "mkldnn_lstm",
+        mutates_args=(),
+        schema=f"({layer.replace('Tensor?', 'Tensor')}) -> (Tensor, Tensor, Tensor, Tensor)",
+    )
+    def mkldnn_lstm(x, h0, c0, w_ih, w_hh, b_ih, b_hh):
         # oneDNN writes its workspace (what the backward reads) only while
         # gradients are recorded; a compiled forward runs without.
         with torch.enable_grad():
@@ -294,16 +277,10 @@ def _define():
         lib + "mkldnn_lstm", mkldnn_backward, setup_context=mkldnn_setup
     )
 
-    @torch.library.custom_op(lib + "rnn_recompute", mutates_args=())
-    def rnn_recompute(
-        x: Tensor,
-        h0: Tensor,
-        c0: Tensor | None,
-        w_ih: Tensor,
-        w_hh: Tensor,
-        b_ih: Tensor,
-        b_hh: Tensor,
-    ) -> Tensor:
+    @torch.library.custom_op(
+        lib + "rnn_recompute", mutates_args=(), schema=f"({layer}) -> Tensor"
+    )
+    def rnn_recompute(x, h0, c0, w_ih, w_hh, b_ih, b_hh):
         with torch.no_grad():
             # Contiguous, as the fake kernel says (the kernels write time-major);
             # in inference mode (cuDNN keeps no reserve for a backward pass).
@@ -314,17 +291,12 @@ def _define():
     def _(x, h0, c0, w_ih, w_hh, b_ih, b_hh):
         return x.new_empty((*x.shape[:2], h0.shape[-1]))  # (B, T, units)
 
-    @torch.library.custom_op(lib + "rnn_recompute_backward", mutates_args=())
-    def rnn_recompute_backward(
-        grad_y: Tensor,
-        x: Tensor,
-        h0: Tensor,
-        c0: Tensor | None,
-        w_ih: Tensor,
-        w_hh: Tensor,
-        b_ih: Tensor,
-        b_hh: Tensor,
-    ) -> list[Tensor]:
+    @torch.library.custom_op(
+        lib + "rnn_recompute_backward",
+        mutates_args=(),
+        schema=f"(Tensor grad_y, {layer}) -> Tensor[]",
+    )
+    def rnn_recompute_backward(grad_y, x, h0, c0, w_ih, w_hh, b_ih, b_hh):
         # The operator runs below autograd: `torch.func.vjp` records by itself.
         def run(x, h0, w_ih, w_hh, b_ih, b_hh, *c0s):
             return _run(x, h0, c0s[0] if c0s else None, [w_ih, w_hh, b_ih, b_hh])
@@ -341,19 +313,14 @@ def _define():
             torch._C._set_mkldnn_enabled(enabled)
 
     @rnn_recompute_backward.register_fake
-    def _(grad_y, x, h0, c0, w_ih, w_hh, b_ih, b_hh):
-        leaves = [x, h0, w_ih, w_hh, b_ih, b_hh] + ([c0] if c0 is not None else [])
-        return [t.new_empty(t.shape) for t in leaves]
+    def _(grad_y, *inputs):
+        return _fake_grads(*inputs)
 
     def recompute_setup(ctx, inputs, output):
-        ctx.lstm = inputs[2] is not None
-        ctx.save_for_backward(*(t for t in inputs if t is not None))
+        _save(ctx, inputs)
 
     def recompute_backward(ctx, grad_y):
-        saved = list(ctx.saved_tensors)
-        if not ctx.lstm:
-            saved.insert(2, None)  # the GRU's absent c0
-        grads = rnn_recompute_backward(grad_y.contiguous(), *saved)
+        grads = rnn_recompute_backward(grad_y.contiguous(), *_saved(ctx))
         return _input_grads(grads, ctx.lstm)
 
     torch.library.register_autograd(
@@ -367,6 +334,27 @@ def _define():
         has_cudnn=torch.backends.cudnn.is_available(),
         has_mkldnn=torch.backends.mkldnn.is_available(),
     )
+
+
+def _fake_grads(x, h0, c0, w_ih, w_hh, b_ih, b_hh):
+    """A backward operator's fake gradients: `[dx, dh0, dw_ih, dw_hh, db_ih,
+    db_hh(, dc0)]`, each shaped as its input."""
+    leaves = [x, h0, w_ih, w_hh, b_ih, b_hh] + ([c0] if c0 is not None else [])
+    return [t.new_empty(t.shape) for t in leaves]
+
+
+def _save(ctx, inputs, output=()):
+    """Saves an operator's tensor inputs (no GRU c0) and `output` for its backward."""
+    ctx.lstm = inputs[2] is not None
+    ctx.save_for_backward(*(t for t in inputs if t is not None), *output)
+
+
+def _saved(ctx):
+    """The saved tensors, with None as the GRU's absent c0."""
+    saved = list(ctx.saved_tensors)
+    if not ctx.lstm:
+        saved.insert(2, None)
+    return saved
 
 
 def _input_grads(grads, lstm):
