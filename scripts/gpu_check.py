@@ -30,6 +30,7 @@ either way).
 """
 
 import argparse
+import contextlib
 import datetime
 import json
 import os
@@ -369,13 +370,51 @@ def check_bfloat16(quick):
 # Speed beside plain PyTorch.
 
 
-def jit_throughput(model, quick):
-    """`preset_throughput` with the model compiled with `jit_compile=True`."""
-    model.compile(jit_compile=True)
-    try:
+def jit_throughput(model, quick, captured=False):
+    """`preset_throughput` with the model compiled with `jit_compile=True`
+    (and, where `captured`, its decoding loops' blocks replayed from CUDA
+    graphs: `captured_loop.ENABLED`)."""
+    with compiled_decoding(model, captured):
         return preset_throughput(model, quick)
+
+
+@contextlib.contextmanager
+def compiled_decoding(model, captured):
+    from keras_rnnattn._backend import captured_loop
+
+    enabled = captured_loop.ENABLED
+    model.compile(jit_compile=True)
+    captured_loop.ENABLED = captured
+    try:
+        yield
     finally:
+        captured_loop.ENABLED = enabled
         model.compile(jit_compile=False)
+
+
+def check_captured_decoding(model, reference, quick):
+    """Torch: the compiled decoding loops with their blocks of steps replayed
+    from CUDA graphs give the tokens of the compiled loops without them (the
+    same kernels), and those of the CPU."""
+    texts = german()[:2] if quick else german()
+    with compiled_decoding(model, False):
+        stepped = preset_tokens(model, texts)
+    with compiled_decoding(model, True):
+        captured = preset_tokens(model, texts)
+    rows = []
+    for name, got, want in zip(("greedy", "beam4"), captured, stepped):
+        expected = reference[f"preset/{name}"][: len(texts)]
+        same = int((got == want).all(axis=1).sum())
+        rows.append(
+            {
+                "check": f"{PRESET} {name}",
+                "same": same,
+                "of": len(texts),
+                "same_as_cpu": int((got == expected).all(axis=1).sum()),
+                "ok": same == len(texts),
+            }
+        )
+    return rows
 
 
 def check_speed(quick, steps, windows, jit_compile=False, as_operator=False):
@@ -575,6 +614,14 @@ def worker(args):
         section("throughput", preset_throughput, model, args.quick)
         if report["info"]["backend"] == "torch":
             section("throughput_jit", jit_throughput, model, args.quick)
+            section(
+                "decoding_captured",
+                check_captured_decoding,
+                model,
+                reference,
+                args.quick,
+            )
+            section("throughput_captured", jit_throughput, model, args.quick, True)
     section("speed", check_speed, args.quick, args.steps, args.windows)
     if report["info"]["backend"] == "torch":
         section("speed_jit", check_speed, args.quick, args.steps, args.windows, True)
@@ -707,6 +754,23 @@ def table(reports, args):
             f"{row['steps']} steps, " + ("ok" if row["ok"] else "FAIL")
         )
     lines.append("| mixed_bfloat16 Translator | " + " | ".join(cells) + " |")
+    for name in (f"{PRESET} greedy", f"{PRESET} beam4"):
+        cells = []
+        for report in reports:
+            rows = report.get("decoding_captured")
+            row = next((r for r in rows or [] if r["check"] == name), None)
+            cells.append(
+                "n/a"
+                if row is None
+                else f"{row['same']}/{row['of']} the same tokens "
+                f"({row['same_as_cpu']}/{row['of']} as the CPU's)"
+                + ("" if row["ok"] else " FAIL")
+            )
+        lines.append(
+            f"| {name}, compiled, CUDA graphs (against compiled step by step) | "
+            + " | ".join(cells)
+            + " |"
+        )
     cells = []
     for report in reports:
         rows = report.get("fused_rnn")
@@ -762,6 +826,7 @@ def table(reports, args):
         for key, suffix in (
             ("throughput", ""),
             ("throughput_jit", ", `jit_compile=True`"),
+            ("throughput_captured", ", `jit_compile=True`, CUDA graphs"),
         ):
             row = report.get(key)
             if row:
@@ -777,13 +842,15 @@ def table(reports, args):
 
 def failed(reports):
     """Whether a check failed: numerics at the highest precision, decoding (at
-    the highest precision where the default one differed), bfloat16, errors."""
+    the highest precision where the default one differed), bfloat16, torch's
+    fused RNN operator and captured decoding loops, errors."""
     for report in reports:
         decoding = report.get("decoding_highest", report.get("decoding", []))
         checks = report.get("numerics_highest", []) + decoding
         checks.append(report.get("bfloat16", {"ok": False}))
         if report["info"]["backend"] == "torch":
             checks += report.get("fused_rnn", [{"ok": False}])
+            checks += report.get("decoding_captured", [{"ok": False}])
         if report["errors"] or not decoding or not all(r["ok"] for r in checks):
             return True
     return False

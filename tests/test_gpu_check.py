@@ -68,18 +68,22 @@ def test_a_failed_check_fails_the_run():
     assert gpu_check.failed([tf32])
     assert not gpu_check.failed([dict(tf32, decoding_highest=good["decoding"])])
     assert gpu_check.failed([dict(good, errors=["speed: RuntimeError"])])
-    # Torch's report fails without its fused RNN operator's check, or with one
-    # over the tolerance.
+    # Torch's report fails without its fused RNN operator's check or its
+    # captured decoding loops' check, or with either failed.
     torch_good = dict(
         good,
         info={"backend": "torch"},
         fused_rnn=[{"check": "lstm", "max_abs_diff": 0, "ok": True}],
+        decoding_captured=[{"check": "greedy", "same": 8, "of": 8, "ok": True}],
     )
     assert not gpu_check.failed([torch_good])
-    without = {k: v for k, v in torch_good.items() if k != "fused_rnn"}
-    assert gpu_check.failed([without])
+    for key in ("fused_rnn", "decoding_captured"):
+        without = {k: v for k, v in torch_good.items() if k != key}
+        assert gpu_check.failed([without])
     over = [{"check": "gru", "max_abs_diff": 1, "ok": False}]
     assert gpu_check.failed([dict(torch_good, fused_rnn=over)])
+    other = [{"check": "greedy", "same": 7, "of": 8, "ok": False}]
+    assert gpu_check.failed([dict(torch_good, decoding_captured=other)])
 
 
 @pytest.mark.skipif(keras.backend.backend() != "torch", reason="torch's operator")

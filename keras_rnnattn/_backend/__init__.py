@@ -9,7 +9,8 @@ over time is `ops.scan` or a Python loop, whether a compiled torch train step
 runs a fused recurrence as an operator of its graph or at a graph break, how
 often a decoding loop reads its
 stop condition and whether torch compiles its step and the encoder before it
-(and on the CPU its steps as one `while_loop`), which op picks the best token,
+(and on the CPU its steps as one `while_loop`, on an NVIDIA GPU its blocks of
+steps as replays of one CUDA graph), which op picks the best token,
 which kernel updates Adam's weights and clips their gradients, whether ops run
 one at a time (eager torch), which op computes a cross-entropy and its gradient,
 how a decoding function is compiled, whether a train step may branch with a

@@ -12,6 +12,7 @@ import weakref
 import keras
 from keras import ops
 
+import keras_rnnattn._backend.captured_loop as captured_loop
 import keras_rnnattn._backend.whole_loop as whole_loop
 
 # Torch on an accelerator: the steps between two reads of the stop condition.
@@ -32,7 +33,7 @@ STEP_RECOMPILE_LIMIT = 64
 
 
 @contextlib.contextmanager
-def step_wrapper(wrap, steady=None, loop_compiler=None):
+def step_wrapper(wrap, steady=None, loop_compiler=None, block_runner=None):
     """Within the block, torch decoding loops run `wrap(body)` as their step,
     and `compiled_stage(fn)` is `wrap(fn)`.
 
@@ -50,9 +51,14 @@ def step_wrapper(wrap, steady=None, loop_compiler=None):
             `loop_compiler(graph_module, example_inputs)` compiles
             (`whole_loop.run_loop`; `wrap` compiles the step where Dynamo
             cannot trace it as one graph).
+        block_runner: optional; where given, a loop on an accelerator runs
+            its steps after the first block through
+            `block_runner(step, leaves, go_on, first, max_steps, every, key)`
+            (`captured_loop.run_blocks`: a block of steps a replay of a
+            captured CUDA graph), then the steps it leaves one by one.
     """
     _call_a_layer()
-    _STEP_WRAPPERS.append((wrap, steady, loop_compiler))
+    _STEP_WRAPPERS.append((wrap, steady, loop_compiler, block_runner))
     try:
         yield
     finally:
@@ -79,7 +85,10 @@ def compiled_steps(enabled=True):
 
     On the CPU a loop's steps run as one inductor-compiled
     `while_loop` over the step's graph (`whole_loop.run_loop`, where
-    `whole_loop.ENABLED`); on an accelerator each step is a compiled call.
+    `whole_loop.ENABLED`); on an accelerator each step is a compiled call,
+    and where `captured_loop.ENABLED` the blocks of steps between two reads
+    of the stop condition after the first are replays of one CUDA graph
+    (`captured_loop.run_blocks`).
     The step is compiled once per model, search setting and kind of input
     (Dynamo caches it on the step's code, guarded by the model and the
     shapes; each new batch size or source length compiles again) and reused
@@ -115,6 +124,7 @@ def compiled_steps(enabled=True):
             _compiled_caller,
             _differentiating_guards_only,
             whole_loop.compile_loop if whole_loop.ENABLED else None,
+            captured_loop.run_blocks if captured_loop.ENABLED else None,
         )
         with (
             _collect_after_compiling(),
@@ -370,7 +380,7 @@ def decoding_loop(cond, body, loop_vars, max_steps, check_every=None):
                 break
             loop_vars = tuple(body(*loop_vars))
         return loop_vars
-    wrap, steady, loop_compiler = _STEP_WRAPPERS[-1]
+    wrap, steady, loop_compiler, block_runner = _STEP_WRAPPERS[-1]
     import torch.utils._pytree as pytree
 
     # The wrapped step takes and returns the loop's tensors as one flat tuple:
@@ -397,11 +407,30 @@ def decoding_loop(cond, body, loop_vars, max_steps, check_every=None):
         leaves, go_on, first = whole_loop.run_loop(
             step_and_cond, leaves, go_on, max_steps, key, loop_compiler
         )
+    if check_every == 1:
+        block_runner = None
+    step = first
     with contextlib.ExitStack() as stack:
-        for step in range(first, max_steps):
+        while step < max_steps:
             if step == GUARDED_STEPS and steady is not None:
                 stack.enter_context(steady())
-            if step % check_every == 0 and not bool(go_on):
-                break
+            if step % check_every == 0:
+                if not bool(go_on):
+                    break
+                if block_runner is not None and step == check_every:
+                    # On an accelerator, once the first block compiled the
+                    # step: the next blocks replayed from one capture.
+                    key = (getattr(body, "__code__", body), _shapes(leaves))
+                    leaves, go_on, step = block_runner(
+                        compiled_step, leaves, go_on, step, max_steps, check_every, key
+                    )
+                    block_runner = None
+                    continue
             leaves, go_on = compiled_step(*leaves)
+            step += 1
     return tuple(pytree.tree_unflatten(list(leaves), spec))
+
+
+def _shapes(leaves):
+    """The shapes and dtypes of a loop's tensors, part of its capture's key."""
+    return tuple((tuple(leaf.shape), leaf.dtype) for leaf in leaves)
