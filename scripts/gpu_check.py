@@ -610,17 +610,13 @@ def worker(args):
         set_highest_precision()
         section("fused_rnn", check_fused_rnn)
         set_highest_precision(False)
+        if model is not None:
+            captured = (check_captured_decoding, model, reference, args.quick)
+            section("decoding_captured", *captured)
     if model is not None:
         section("throughput", preset_throughput, model, args.quick)
         if report["info"]["backend"] == "torch":
             section("throughput_jit", jit_throughput, model, args.quick)
-            section(
-                "decoding_captured",
-                check_captured_decoding,
-                model,
-                reference,
-                args.quick,
-            )
             section("throughput_captured", jit_throughput, model, args.quick, True)
     section("speed", check_speed, args.quick, args.steps, args.windows)
     if report["info"]["backend"] == "torch":

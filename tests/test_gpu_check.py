@@ -134,3 +134,5 @@ def test_the_whole_check_runs_on_cpu(tmp_path):
     order = list(report["seconds"])
     assert order.index("numerics_highest") < order.index("throughput")
     assert order.index("bfloat16") < order.index("speed")
+    if backend == "torch":
+        assert order.index("decoding_captured") < order.index("throughput")
