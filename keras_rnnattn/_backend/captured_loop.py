@@ -57,8 +57,10 @@ def run_blocks(step, leaves, go_on, first, max_steps, every, key, capture=None):
     blocks = (max_steps - first) // every
     if blocks < MIN_BLOCKS or key in _REFUSED or not bool(go_on):
         return leaves, go_on, first
+    if not all(isinstance(leaf, torch.Tensor) for leaf in leaves):
+        return leaves, go_on, first
     if capture is None:
-        if not all(isinstance(leaf, torch.Tensor) and leaf.is_cuda for leaf in leaves):
+        if not all(leaf.is_cuda for leaf in leaves):
             return leaves, go_on, first
         capture = cuda_capture
     static = _copies(leaves)

@@ -433,4 +433,7 @@ def decoding_loop(cond, body, loop_vars, max_steps, check_every=None):
 
 def _shapes(leaves):
     """The shapes and dtypes of a loop's tensors, part of its capture's key."""
-    return tuple((tuple(leaf.shape), leaf.dtype) for leaf in leaves)
+    return tuple(
+        (tuple(getattr(leaf, "shape", ())), getattr(leaf, "dtype", type(leaf)))
+        for leaf in leaves
+    )

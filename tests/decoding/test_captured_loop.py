@@ -142,6 +142,21 @@ def test_a_step_that_returns_its_inputs_in_other_places(accelerator_interval):
     np.testing.assert_array_equal(y.numpy(), a.numpy())
 
 
+def test_a_loop_with_a_value_that_is_not_a_tensor_is_left_to_the_caller(
+    accelerator_interval,
+):
+    import torch
+
+    def step(count, label):
+        return (count + 1, label), count < 100
+
+    capture = CallAgain()
+    leaves, go_on, step_index = captured_loop.run_blocks(
+        step, (torch.tensor(0), "label"), torch.tensor(True), 3, 12, 3, "x", capture
+    )
+    assert step_index == 3 and int(leaves[0]) == 0 and capture.captures == 0
+
+
 def test_a_failed_capture_leaves_the_loop_to_the_caller(accelerator_interval):
     def refuse(block, warm_up):
         raise RuntimeError("operation not permitted when stream is capturing")
