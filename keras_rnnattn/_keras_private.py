@@ -19,6 +19,9 @@ Keras has no public API for three things the presets need:
   `"shared_objects/id_to_obj_map"`, set only while `keras.saving.load_model`
   builds a model whose weights it loads next: `loading_saved_model` reads it,
   so that a `.keras` file's model defers its initializers too.
+- `keras.callbacks.SwapEMAWeights`'s `_ema_weights_in_model`, whether the
+  model holds the averaged weights between two epochs: a resumed training run
+  (`keras_rnnattn.training.TrainingRun`) restores it with the variables.
 
 All are in Keras 3.10 (the oldest Keras `pyproject.toml` allows) to 3.16; the
 test suite runs on 3.15. Where a Keras release moves or changes one, using it
@@ -186,3 +189,37 @@ class DeferredInitializers:
             if variable._value is None:
                 variable._deferred_initialize()
         self.created = []
+
+
+EMA_FLAG = "_ema_weights_in_model"
+
+
+def ema_weights_in_model(swap):
+    """Whether a `keras.callbacks.SwapEMAWeights` has the averaged weights in the model.
+
+    Example:
+
+    >>> import keras
+    >>> ema_weights_in_model(keras.callbacks.SwapEMAWeights(swap_on_epoch=True))
+    False
+    """
+    _check_swap(swap)
+    return bool(getattr(swap, EMA_FLAG))
+
+
+def set_ema_weights_in_model(swap, value):
+    """Tells a `SwapEMAWeights` which weights the model holds (after a restore)."""
+    _check_swap(swap)
+    setattr(swap, EMA_FLAG, bool(value))
+
+
+def _check_swap(swap):
+    import keras
+
+    if not hasattr(swap, EMA_FLAG):
+        raise ImportError(
+            f"keras_rnnattn uses the private attribute SwapEMAWeights.{EMA_FLAG}, "
+            f"which Keras {keras.__version__} does not have. It is in Keras "
+            f"{KERAS_VERSIONS}: install one of those (pip install "
+            "'keras>=3.10,<3.17') or a keras_rnnattn release that supports this Keras."
+        )

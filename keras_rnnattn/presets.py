@@ -103,8 +103,8 @@ def _write_json(file, data, what):
 
 
 # --- Saving ----------------------------------------------------------------------
-def _save_weights(model, file):
-    """Writes the weights, leaving out the optimizer state (a preset is for use)."""
+def save_model_weights(model, file):
+    """Writes `model`'s weights to a `.weights.h5` file without its optimizer's state."""
     optimizer = getattr(model, "optimizer", None)
     if optimizer is not None:
         save_weights_only(model, file, objects_to_skip=[optimizer])
@@ -262,7 +262,7 @@ def save_preset(model, preset_dir, metadata=None, weights_dtype=None):
     config = keras.saving.serialize_keras_object(model)
     config.pop("compile_config", None)
     _write_json(os.path.join(path, CONFIG_FILE), config, "model config")
-    _save_weights(model, os.path.join(path, WEIGHTS_FILE))
+    save_model_weights(model, os.path.join(path, WEIGHTS_FILE))
     if weights_dtype is not None:
         _cast_weights_file(os.path.join(path, WEIGHTS_FILE), weights_dtype)
     if hasattr(model, "preset_tokenizers"):

@@ -272,6 +272,7 @@ BACKEND_CALLS_ALLOWED = {
     "backends",
     "keras_rnnattn/_export_writers.py": "records the backend in the manifest",
     "keras_rnnattn/demo.py": "prints the backend",
+    "keras_rnnattn/training/history.py": "records the backend of each training call",
     "keras_rnnattn/decoding/sampling.py": "a seeded draw on TensorFlow names its "
     "algorithm (draw_uniforms)",
 }

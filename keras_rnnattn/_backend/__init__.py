@@ -19,7 +19,8 @@ ensemble averages its members' probabilities, how an
 additive attention's score multiplies by its vector, how compiled torch
 inference computes tanh, whether loading a preset
 skips the variables' initializers, and a scalar made on the device rather than
-copied from the host.
+copied from the host, the name of the accelerator a training run records, and
+the global random generator a resumed run restores.
 """
 
 from keras_rnnattn._backend.adam import (
@@ -31,6 +32,7 @@ from keras_rnnattn._backend.adam import (
 from keras_rnnattn._backend.additive_scores import additive_energies, additive_scores
 from keras_rnnattn._backend.best_tokens import best_log_probs, best_tokens, op_by_op
 from keras_rnnattn._backend.cross_entropy import sparse_cross_entropy
+from keras_rnnattn._backend.device import accelerator_name
 from keras_rnnattn._backend.fast_tanh import tanh, tanh_for
 from keras_rnnattn._backend.fused_dense import dense_2d, dense_plus, linear
 from keras_rnnattn._backend.initializers import initializers_compile
@@ -54,9 +56,11 @@ from keras_rnnattn._backend.rnn_kernels import (
     run_rnn,
     time_loop,
 )
+from keras_rnnattn._backend.rng_state import global_rng_state, set_global_rng_state
 from keras_rnnattn._backend.scalars import device_scalar
 
 __all__ = [
+    "accelerator_name",
     "adam_update",
     "adam_variable_update",
     "additive_energies",
@@ -74,6 +78,7 @@ __all__ = [
     "dense_plus",
     "device_scalar",
     "gate_step",
+    "global_rng_state",
     "initializers_compile",
     "linear",
     "log_mean_exp",
@@ -84,6 +89,7 @@ __all__ = [
     "own_trace_counts",
     "rnn_kind",
     "run_rnn",
+    "set_global_rng_state",
     "sparse_cross_entropy",
     "tanh",
     "tanh_for",

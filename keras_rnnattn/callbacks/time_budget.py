@@ -98,6 +98,26 @@ class TimeBudget(keras.callbacks.Callback):
         current = float(self.model.optimizer.learning_rate)
         self.model.optimizer.learning_rate = min(rate, current)
 
+    def get_state(self):
+        """The budget's position as a JSON-able dict: the seconds spent and the
+        epochs begun, and the learning-rate schedule's initial rate and last
+        plan. A resumed training run gives it back to `set_state`."""
+        return {
+            "seconds_spent": time.time() - self.start if self.start else 0.0,
+            "epochs_begun": self._epochs_begun,
+            "initial_learning_rate": self._initial_learning_rate,
+            "planned_epochs": self.planned_epochs,
+        }
+
+    def set_state(self, state):
+        """Goes on from `get_state()`'s dict, as if training had not stopped
+        (call it after `on_train_begin`, which starts a fresh budget)."""
+        self.start = time.time() - float(state["seconds_spent"])
+        self._epochs_begun = int(state["epochs_begun"])
+        if state["initial_learning_rate"] is not None:
+            self._initial_learning_rate = float(state["initial_learning_rate"])
+        self.planned_epochs = state["planned_epochs"]
+
     def on_train_batch_end(self, batch, logs=None):
         if time.time() - self.start > self.seconds:
             self.model.stop_training = True

@@ -1,5 +1,7 @@
 """Batches of token-id rows of similar length, padded to a few shapes: a PyDataset."""
 
+import copy
+
 import keras
 import numpy as np
 
@@ -112,6 +114,7 @@ class LengthBucketedBatches(keras.utils.PyDataset):
         self.drop_remainder = bool(drop_remainder)
         self.encode_fn = encode_fn
         self.rng = np.random.default_rng(seed)
+        self._drawn_from = copy.deepcopy(self.rng.bit_generator.state)
         self._bucket(*(encode_fn(self.rng) if encode_fn else (x, y)))
         self._draw_order()
 
@@ -192,6 +195,33 @@ class LengthBucketedBatches(keras.utils.PyDataset):
         return len(self.batches)
 
     def on_epoch_end(self):
+        self._drawn_from = copy.deepcopy(self.rng.bit_generator.state)
+        if self.encode_fn is not None:
+            self._bucket(*self.encode_fn(self.rng))
+        self._draw_order()
+
+    # === Resuming ===
+    def get_state(self):
+        """The coming epoch's data, as a JSON-able dict.
+
+        The state of the generator its batch order (and `encode_fn`'s data)
+        was drawn from: `set_state` draws the same epoch again, so a resumed
+        training run (`keras_rnnattn.training.TrainingRun`) sees the data in
+        the order an uninterrupted one would.
+
+        Returns:
+            dict.
+        """
+        return {"rng": copy.deepcopy(self._drawn_from)}
+
+    def set_state(self, state):
+        """Draws again the epoch that `get_state()` described.
+
+        Args:
+            state: dict, from `get_state()`.
+        """
+        self.rng.bit_generator.state = copy.deepcopy(state["rng"])
+        self._drawn_from = copy.deepcopy(state["rng"])
         if self.encode_fn is not None:
             self._bucket(*self.encode_fn(self.rng))
         self._draw_order()

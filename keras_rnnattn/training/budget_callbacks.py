@@ -3,6 +3,7 @@
 import keras
 
 from keras_rnnattn.callbacks import TimeBudget
+from keras_rnnattn.training.call_budget import CallBudget
 
 
 class BudgetCallbacks:
@@ -16,11 +17,13 @@ class BudgetCallbacks:
        learning rate linearly over the epochs that fit in it.
     2. the callbacks of `schedule`, if any (a learning-rate schedule such as
        `keras.callbacks.ReduceLROnPlateau`).
-    3. with `swap_ema=True`, `keras.callbacks.SwapEMAWeights(swap_on_epoch=True)`:
+    3. with `call_minutes`, a `CallBudget(call_minutes)`: ends this call of
+       a longer run (`TrainingRun`) at the last epoch's end that fits.
+    4. with `swap_ema=True`, `keras.callbacks.SwapEMAWeights(swap_on_epoch=True)`:
        from each epoch's end on, the model holds the optimizer's average of
        the weights (`adam_with_ema(ema=...)`), so the average is validated,
        kept by early stopping and shipped.
-    4. `stop`, `keras.callbacks.EarlyStopping(monitor, patience,
+    5. `stop`, `keras.callbacks.EarlyStopping(monitor, patience,
        restore_best_weights=True)`: it ends training when `monitor` has not
        improved for `patience` epochs and keeps the best epoch's weights,
        which `fit_best` puts back into the model however training ended.
@@ -39,9 +42,13 @@ class BudgetCallbacks:
             `"val_loss"`.
         mode: `"auto"`, `"min"` or `"max"`, as `EarlyStopping`'s (`"auto"`:
             the largest accuracy, else the smallest value).
+        call_minutes: float > 0 or None, this call's time when `minutes` is
+            the budget of a run over several calls. Defaults to none.
 
     Attributes:
         budget: the `TimeBudget`.
+        call: the `CallBudget`, or None.
+        swap: the `SwapEMAWeights`, or None.
         stop: the `EarlyStopping`.
         callbacks: list, all of them in order, for `fit(callbacks=...)`.
 
@@ -71,6 +78,7 @@ class BudgetCallbacks:
         schedule=(),
         monitor="val_loss",
         mode="auto",
+        call_minutes=None,
     ):
         schedule = list(schedule)
         for callback in schedule:
@@ -88,5 +96,7 @@ class BudgetCallbacks:
         self.stop = keras.callbacks.EarlyStopping(
             monitor=monitor, patience=patience, restore_best_weights=True, mode=mode
         )
-        swap = [keras.callbacks.SwapEMAWeights(swap_on_epoch=True)] if swap_ema else []
-        self.callbacks = [self.budget, *schedule, *swap, self.stop]
+        self.call = CallBudget(call_minutes) if call_minutes is not None else None
+        self.swap = keras.callbacks.SwapEMAWeights(swap_on_epoch=True) if swap_ema else None
+        optional = [c for c in (self.call, self.swap) if c is not None]
+        self.callbacks = [self.budget, *schedule, *optional, self.stop]
