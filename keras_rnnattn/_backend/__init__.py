@@ -48,6 +48,7 @@ from keras_rnnattn._backend.loops import (
     compiled_steps,
     decoding_loop,
 )
+from keras_rnnattn._backend.rng_state import global_rng_state, set_global_rng_state
 from keras_rnnattn._backend.rnn_kernels import (
     gate_step,
     loops_in_python,
@@ -56,7 +57,6 @@ from keras_rnnattn._backend.rnn_kernels import (
     run_rnn,
     time_loop,
 )
-from keras_rnnattn._backend.rng_state import global_rng_state, set_global_rng_state
 from keras_rnnattn._backend.scalars import device_scalar
 
 __all__ = [

@@ -97,6 +97,8 @@ class BudgetCallbacks:
             monitor=monitor, patience=patience, restore_best_weights=True, mode=mode
         )
         self.call = CallBudget(call_minutes) if call_minutes is not None else None
-        self.swap = keras.callbacks.SwapEMAWeights(swap_on_epoch=True) if swap_ema else None
+        self.swap = (
+            keras.callbacks.SwapEMAWeights(swap_on_epoch=True) if swap_ema else None
+        )
         optional = [c for c in (self.call, self.swap) if c is not None]
         self.callbacks = [self.budget, *schedule, *optional, self.stop]

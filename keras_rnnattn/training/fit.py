@@ -73,7 +73,9 @@ def fit_best(model, x=None, y=None, *, callbacks, run=None, **kwargs):
     extra = []
     if run is not None:
         if "initial_epoch" in kwargs:
-            raise ValueError("A `run` starts at its own epoch: leave out `initial_epoch`.")
+            raise ValueError(
+                "A `run` starts at its own epoch: leave out `initial_epoch`."
+            )
         if hasattr(x, "set_state"):
             # The data draws its own order; Keras's shuffle of a PyDataset's
             # batches draws from Python's global generator, which a resumed
@@ -103,8 +105,12 @@ def fit_best(model, x=None, y=None, *, callbacks, run=None, **kwargs):
         return metrics
     last = run.epochs_done
     metrics["epochs_run"] = last
-    metrics["stopped_by_call_budget"] = callbacks.call is not None and callbacks.call.stopped
-    metrics["shipped_weights"] = f"epoch {stop.best_epoch + 1} (the best {stop.monitor})"
+    metrics["stopped_by_call_budget"] = (
+        callbacks.call is not None and callbacks.call.stopped
+    )
+    metrics["shipped_weights"] = (
+        f"epoch {stop.best_epoch + 1} (the best {stop.monitor})"
+    )
     validation = kwargs.get("validation_data")
     if run.keep_last > 1 and validation is not None and len(run.epoch_files()) > 1:
         metrics |= _keep_better_average(model, run, stop, validation)

@@ -70,7 +70,9 @@ def init_from(model, preset_or_folder):
                 "from its weights."
             )
     if len(ours) != len(theirs):
-        extra = (ours if len(ours) > len(theirs) else theirs)[min(len(ours), len(theirs))]
+        extra = (ours if len(ours) > len(theirs) else theirs)[
+            min(len(ours), len(theirs))
+        ]
         raise ValueError(
             f"The model has {len(ours)} variables and the preset "
             f"{preset_or_folder!r} {len(theirs)}: the first unmatched one is "

@@ -88,8 +88,14 @@ class TrainingRun:
         start_weights="fresh",
         history=(),
     ):
-        if isinstance(keep_last, bool) or not isinstance(keep_last, int) or keep_last < 1:
-            raise ValueError(f"`keep_last` must be an int >= 1. Received: {keep_last!r}")
+        if (
+            isinstance(keep_last, bool)
+            or not isinstance(keep_last, int)
+            or keep_last < 1
+        ):
+            raise ValueError(
+                f"`keep_last` must be an int >= 1. Received: {keep_last!r}"
+            )
         self.folder = os.path.abspath(os.fspath(folder))
         self.keep_last = keep_last
         path = os.path.join(self.folder, RUN_FILE)
@@ -170,16 +176,24 @@ class TrainingRun:
         arrays = _arrays("model", model.variables)
         arrays |= _arrays("optimizer", model.optimizer.variables)
         if stop.best_weights is not None:
-            arrays |= {f"best/{i}": np.asarray(w) for i, w in enumerate(stop.best_weights)}
+            arrays |= {
+                f"best/{i}": np.asarray(w) for i, w in enumerate(stop.best_weights)
+            }
         arrays |= {f"rng/{k}": v for k, v in global_rng_state().items()}
         state_name = f"state_{epoch:04d}.npz"
         np.savez(os.path.join(self.folder, state_name), **arrays)
         weights_name = f"epoch_{epoch:04d}.weights.h5"
-        save_model_weights(model, os.path.join(self.folder, EPOCHS_FOLDER, weights_name))
+        save_model_weights(
+            model, os.path.join(self.folder, EPOCHS_FOLDER, weights_name)
+        )
         old_state = self.record.get("state_file")
         kept = self.record.get("epoch_files", []) + [[epoch, weights_name]]
         dropped, kept = kept[: -self.keep_last], kept[-self.keep_last :]
-        best = None if stop.best is None or not np.isfinite(stop.best) else float(stop.best)
+        best = (
+            None
+            if stop.best is None or not np.isfinite(stop.best)
+            else float(stop.best)
+        )
         self.record.update(
             epoch=epoch,
             state_file=state_name,

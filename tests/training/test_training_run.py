@@ -120,10 +120,15 @@ def test_the_checkpoint_holds_every_variable_of_the_uninterrupted_run(tmp_path):
     with pytest.raises(Killed):
         train(second, epochs=2, kill=(1, 0))
     train(second, resume=True, epochs=2)
-    with np.load(first / "state_0002.npz") as a, np.load(second / "state_0002.npz") as b:
+    with (
+        np.load(first / "state_0002.npz") as a,
+        np.load(second / "state_0002.npz") as b,
+    ):
         assert sorted(a.files) == sorted(b.files)
         for key in a.files:
-            np.testing.assert_allclose(a[key], b[key], rtol=1e-5, atol=1e-6, err_msg=key)
+            np.testing.assert_allclose(
+                a[key], b[key], rtol=1e-5, atol=1e-6, err_msg=key
+            )
     assert not (second / "state_0001.npz").exists()  # the older checkpoint is gone
 
 
