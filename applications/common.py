@@ -13,6 +13,7 @@ import time
 import keras
 import numpy as np
 
+from applications import runs
 from keras_rnnattn.datasets import DatasetNotFoundError, minilm_embeddings
 from keras_rnnattn.presets import preset_metadata
 from keras_rnnattn.training import round_to_float16
@@ -26,18 +27,21 @@ TRAINING_METRICS = (
     "train_seconds",
     "stopped_by_time_budget",
 )
+# ... and kept too where a training run recorded them.
+RUN_METRICS = ("shipped_weights", "training_history")
 
 
 def argument_parser(doc, out=None):
     """The parser of a recipe's options with those every recipe has: `--out`
-    (default `out`, or saved_models/<name> chosen by the recipe), `--seed` and
-    `--quick`; `doc` is the recipe's docstring (its first line describes it)."""
-    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
+    (default `out`, or saved_models/<name> chosen by the recipe), `--seed`,
+    `--quick` and the training run's (`runs.add_run_options`); `doc` is the
+    recipe's docstring (its first line describes it)."""
+    parser = runs.RecipeParser(description=doc.splitlines()[0])
     help_text = "default saved_models/<name>" if out is None else None
     parser.add_argument("--out", default=out, help=help_text)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--quick", action="store_true", help="tiny smoke run")
-    return parser
+    return runs.add_run_options(parser)
 
 
 def load_splits(loader):
@@ -79,6 +83,9 @@ def trained_or_reloaded(args, name, argv, model_class, train):
         model = model_class.from_preset(args.from_preset)
         old = preset_metadata(args.from_preset)
         metrics = {key: old["metrics"][key] for key in TRAINING_METRICS}
+        for key in RUN_METRICS:
+            if key in old["metrics"]:
+                metrics[key] = old["metrics"][key]
         command = old["command"]
     else:
         model, metrics = train()

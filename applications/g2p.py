@@ -6,11 +6,11 @@ import tempfile
 
 import keras
 
-from applications import common
+from applications import common, runs
 from keras_rnnattn.datasets import LengthBucketedBatches
 from keras_rnnattn.layers.score_layers import TRANSLATOR_ATTENTIONS
 from keras_rnnattn.models import Translator
-from keras_rnnattn.training import BudgetCallbacks, adam_with_ema, fit_best
+from keras_rnnattn.training import BudgetCallbacks, adam_with_ema, linear_decay
 
 
 def argument_parser(doc, time_budget):
@@ -26,7 +26,7 @@ def argument_parser(doc, time_budget):
     parser.add_argument("--batch-size", type=int, default=64)
     parser.add_argument("--learning-rate", type=float, default=2e-3)
     parser.add_argument("--ema", type=float, default=0.999, help="0: off")
-    parser.add_argument("--epochs", type=int, default=100)
+    parser.add_argument("--epochs", type=int, default=None, help="default 100 (1 with --quick)")
     parser.add_argument("--patience", type=int, default=3)
     parser.add_argument(
         "--time-budget",
@@ -35,23 +35,32 @@ def argument_parser(doc, time_budget):
         help="training minutes at most",
     )
     parser.add_argument("--beam-size", type=int, default=4)
+    parser.add_argument("--label-smoothing", type=float, default=0.0)
+    parser.add_argument(
+        "--schedule",
+        choices=("budget", "linear"),
+        default="budget",
+        help="the learning rate's linear decay: over the epochs that fit in "
+        "--time-budget, or over --epochs (the same however the run is split)",
+    )
     return parser
 
 
 def finish_args(args, name):
     """EMA 0 as None, the default `--out` (saved_models/<name>, or
-    <name>_<attention> for another attention; a temp folder with `--quick`) and
-    the tiny network of `--quick`."""
+    <name>_<attention> for another attention; a temp folder with `--quick`),
+    the default `--epochs` and the tiny network of `--quick`."""
     args.ema = args.ema or None
     if args.out is None:
         folder = name if args.attention == "bahdanau" else f"{name}_{args.attention}"
         args.out = os.path.join("saved_models", folder)
         if args.quick:
             args.out = os.path.join(tempfile.mkdtemp(), folder)
+    if args.epochs is None:
+        args.epochs = 1 if args.quick else 100
     if args.quick:
         args.embedding_dim = 16
         args.units = 16
-        args.epochs = 1
     return args
 
 
@@ -67,16 +76,22 @@ def pair_batches(model, words, phonemes, args, shuffle):
     )
 
 
-def train_translator(args, tokenizers, train_pairs, val_pairs, max_lengths):
+def train_translator(args, name, tokenizers, train_pairs, val_pairs, max_lengths):
     """Builds and trains the recipes' Translator: a BiGRU encoder, a GRU decoder
-    with the attention of `args` and input feeding; `(model, training metrics)`.
+    with the attention of `args` and input feeding, in a training run
+    (`runs.fit_run`: from `--init-from`'s weights and tokenizers, or
+    `--resume`d); `(model, training metrics)`.
 
     Args:
         args: the parsed options.
-        tokenizers: `(source, target)`, fitted.
+        name: the recipe's name (its run folder's).
+        tokenizers: `(source, target)`, fitted (`--init-from`'s replace them).
         train_pairs, val_pairs: `(words, phonemes)`, two lists of str each.
         max_lengths: `(max_source_length, max_target_length)`.
     """
+    start = runs.start_tokenizers(args)
+    if start is not None:
+        tokenizers = (start["source_tokenizer"], start["target_tokenizer"])
     keras.utils.set_random_seed(args.seed)
     model = Translator(
         *tokenizers,
@@ -91,15 +106,28 @@ def train_translator(args, tokenizers, train_pairs, val_pairs, max_lengths):
         max_source_length=max_lengths[0],
         max_target_length=max_lengths[1],
     )
-    model.compile(optimizer=adam_with_ema(args.learning_rate, ema=args.ema))
-    metrics = fit_best(
+    model.compile(
+        optimizer=adam_with_ema(args.learning_rate, ema=args.ema),
+        label_smoothing=args.label_smoothing,
+    )
+    linear = args.schedule == "linear"
+    metrics = runs.fit_run(
+        args,
+        name,
         model,
         pair_batches(model, *train_pairs, args, shuffle=True),
         validation_data=pair_batches(model, *val_pairs, args, shuffle=False),
         epochs=args.epochs,
         callbacks=BudgetCallbacks(
-            args.time_budget, patience=args.patience, swap_ema=bool(args.ema)
+            args.time_budget,
+            patience=args.patience,
+            swap_ema=bool(args.ema),
+            decay_learning_rate=not linear,
+            schedule=[linear_decay(args.learning_rate, args.epochs)] if linear else [],
+            call_minutes=args.minutes,
         ),
         verbose=2,
     )
+    metrics["learning_rate_schedule"] = args.schedule
+    metrics["label_smoothing"] = args.label_smoothing
     return model, metrics

@@ -105,6 +105,7 @@ def train(args, train_words, train_pairs, val_pairs):
     target_tokenizer = WordTokenizer().fit([p for _, p in train_pairs])
     return g2p.train_translator(
         args,
+        NAME,
         (source_tokenizer, target_tokenizer),
         [list(side) for side in zip(*train_pairs)],
         [list(side) for side in zip(*val_pairs)],

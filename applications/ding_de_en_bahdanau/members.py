@@ -16,9 +16,17 @@ TRAIN_SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "train.p
 
 def member_argv(args, argv, index):
     """The command line of member `index` (0-based): this run's own options but
-    the members' and output's, one translator, its seed and folder."""
+    the members', output's and training run's, one translator, its seed and
+    folders (its run folder in the member's folder)."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    own = {"--members": 1, "--members-dir": 1, "--out": 1, "--seed": 1}
+    own = {
+        "--members": 1,
+        "--members-dir": 1,
+        "--out": 1,
+        "--seed": 1,
+        "--run-dir": 1,
+        "--resume": 1,
+    }
     kept, skip = [], 0
     for item in argv:
         if skip:
@@ -30,7 +38,10 @@ def member_argv(args, argv, index):
             continue
         kept.append(item)
     folder = os.path.join(args.members_dir, f"member_{index + 1}")
-    return kept + ["--members", "1", "--seed", str(args.seed + index), "--out", folder]
+    # A member goes on alone: train.py --resume <members-dir>/member_<k>/run
+    run = ["--run-dir", os.path.join(folder, "run")]
+    seed = ["--seed", str(args.seed + index)]
+    return kept + ["--members", "1", *seed, *run, "--out", folder]
 
 
 def member_env(members_dir):

@@ -53,14 +53,14 @@ from keras_rnnattn.datasets import load_ding_de_en
 from keras_rnnattn.metrics import bleu, bleu_signature, chrf, chrf_signature
 from keras_rnnattn.models import Translator
 from keras_rnnattn.text import BpeTokenizer
-from keras_rnnattn.training import BudgetCallbacks, adam_with_ema, fit_best
+from keras_rnnattn.training import BudgetCallbacks, adam_with_ema
 
 if __package__ in (None, ""):
     # Run as a script (`python applications/<name>/train.py`): the repository
     # root on the path, so that the recipe imports as the package `applications`.
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from applications import common  # noqa: E402
+from applications import common, runs  # noqa: E402
 from applications.ding_de_en_bahdanau.data import (  # noqa: E402
     TaggedBatches,
     describe_data,
@@ -110,6 +110,7 @@ def training_callbacks(args):
         )
     return BudgetCallbacks(
         args.time_budget,
+        call_minutes=args.minutes,
         patience=args.patience,
         swap_ema=bool(args.ema),
         decay_learning_rate=args.schedule == "budget",
@@ -175,7 +176,9 @@ def train_one(args, train_pairs, val_pairs, test_pairs):
     val_data = TaggedBatches(
         model, val_pairs, args.batch_size, args.seed, shuffle=False
     )
-    metrics = fit_best(
+    metrics = runs.fit_run(
+        args,
+        NAME,
         model,
         train_data,
         validation_data=val_data,

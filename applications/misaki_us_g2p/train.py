@@ -97,6 +97,7 @@ def train(args, train_data, val_data):
         raise ValueError(f"Training phonemes outside misaki's US set: {sorted(extra)}")
     return g2p.train_translator(
         args,
+        NAME,
         (source_tokenizer, target_tokenizer),
         train_data,
         val_data,

@@ -15,7 +15,6 @@ import json
 import os
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import keras
@@ -27,13 +26,14 @@ from keras_rnnattn.datasets import (
 )
 from keras_rnnattn.models import AttentionClassifier
 from keras_rnnattn.text import WordTokenizer
+from keras_rnnattn.training import BudgetCallbacks, fit_best
 
 if __package__ in (None, ""):
     # Run as a script (`python applications/<name>/train.py`): the repository
     # root on the path, so that the recipe imports as the package `applications`.
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from applications import common  # noqa: E402
+from applications import common, runs  # noqa: E402
 
 NAME = "movie_snippets_sentiment"
 LABELS = ["negative", "positive"]
@@ -51,6 +51,9 @@ def parse_args(argv=None):
         "--pooling", default="attention", choices=["attention", "mean", "last"]
     )
     parser.add_argument("--epochs", type=int, default=8)
+    parser.add_argument(
+        "--time-budget", type=float, default=60.0, help="training minutes at most"
+    )
     parser.add_argument("--batch-size", type=int, default=64)
     parser.add_argument("--embedding-dim", type=int, default=128)
     parser.add_argument("--units", type=int, default=64)
@@ -105,23 +108,32 @@ def build(args, train_texts):
     return model
 
 
-def train(args, train_texts, train_labels, val_texts, val_labels):
-    """Fits one model; keeps the weights of the best validation accuracy."""
+def train(args, train_texts, train_labels, val_texts, val_labels, run=False):
+    """Fits one model; keeps the weights of the best validation accuracy.
+
+    With `run`, in a training run (`runs.fit_run`: `--init-from`, `--resume`,
+    `--minutes`, `--average-last`), as the preset is trained; the folds of
+    the cross-validation train without one. Returns `(model, metrics)`."""
     keras.utils.set_random_seed(args.seed)
     model = build(args, train_texts)
-    stop = keras.callbacks.EarlyStopping(
-        monitor="val_accuracy", patience=2, restore_best_weights=True, mode="max"
+    callbacks = BudgetCallbacks(
+        args.time_budget,
+        patience=2,
+        decay_learning_rate=False,
+        monitor="val_accuracy",
+        mode="max",
+        call_minutes=args.minutes if run else None,
     )
-    history = model.fit(
-        train_texts,
-        train_labels,
+    kwargs = dict(
         validation_data=(val_texts, val_labels),
         epochs=args.epochs,
         batch_size=args.batch_size,
-        callbacks=[stop],
+        callbacks=callbacks,
         verbose=2,
     )
-    return model, history
+    if run:
+        return model, runs.fit_run(args, NAME, model, train_texts, train_labels, **kwargs)
+    return model, fit_best(model, train_texts, train_labels, **kwargs)
 
 
 def cross_validate(args):
@@ -155,17 +167,15 @@ def main(argv=None):
         val_texts, val_labels = val_texts[:64], val_labels[:64]
         test_texts, test_labels = test_texts[:SLICE], test_labels[:SLICE]
 
-    start = time.time()
-    model, history = train(args, train_texts, train_labels, val_texts, val_labels)
-    train_seconds = time.time() - start
+    model, run = train(args, train_texts, train_labels, val_texts, val_labels, run=True)
     metrics = {
         "test_accuracy": common.accuracy(model, test_texts, test_labels),
         "test_accuracy_first_200": common.accuracy(
             model, test_texts[:SLICE], test_labels[:SLICE]
         ),
         "validation_accuracy": common.accuracy(model, val_texts, val_labels),
-        "epochs_run": len(history.history["loss"]),
-        "train_seconds": round(train_seconds, 1),
+        **{key: run[key] for key in ("epochs_run", "train_seconds", "shipped_weights")},
+        "training_history": run["training_history"],
     }
     if args.cv and not args.quick:
         mean, std = cross_validate(args)

@@ -39,14 +39,14 @@ from keras_rnnattn.layers.score_layers import NO_ATTENTION, SELF_ATTENTION_SCORE
 from keras_rnnattn.models import SequenceTagger
 from keras_rnnattn.text import PUNCTUATION_TAGS, SentencePieceTokenizer
 from keras_rnnattn.text.word_pieces import piece_tags, word_piece_ids
-from keras_rnnattn.training import BudgetCallbacks, adam_with_ema, fit_best
+from keras_rnnattn.training import BudgetCallbacks, adam_with_ema
 
 if __package__ in (None, ""):
     # Run as a script (`python applications/<name>/train.py`): the repository
     # root on the path, so that the recipe imports as the package `applications`.
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from applications import common  # noqa: E402
+from applications import common, runs  # noqa: E402
 from applications.punctuation_en import corpus  # noqa: E402
 
 NAME = "punctuation_en"
@@ -147,7 +147,9 @@ def train(args, data):
         model.max_length,
     )
     print(f"{len(x):,} training windows, {int((x > 0).sum()):,} pieces", flush=True)
-    metrics = fit_best(
+    metrics = runs.fit_run(
+        args,
+        NAME,
         model,
         x,
         y,
@@ -155,7 +157,8 @@ def train(args, data):
         validation_data=val,
         epochs=args.epochs,
         callbacks=BudgetCallbacks(
-            args.time_budget, patience=args.patience, swap_ema=bool(args.ema)
+            args.time_budget,
+            call_minutes=args.minutes, patience=args.patience, swap_ema=bool(args.ema)
         ),
         verbose=2,
     )

@@ -27,14 +27,14 @@ import keras
 from keras_rnnattn.datasets import load_world_english_bible
 from keras_rnnattn.models import AttentiveLanguageModel
 from keras_rnnattn.text import CharTokenizer
-from keras_rnnattn.training import BudgetCallbacks, adam_with_ema, fit_best
+from keras_rnnattn.training import BudgetCallbacks, adam_with_ema
 
 if __package__ in (None, ""):
     # Run as a script (`python applications/<name>/train.py`): the repository
     # root on the path, so that the recipe imports as the package `applications`.
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from applications import common  # noqa: E402
+from applications import common, runs  # noqa: E402
 
 NAME = "web_bible_char_lm"
 PROMPTS = ["In the beginning", "And Jesus said to them,", "The LORD is my shepherd"]
@@ -96,7 +96,9 @@ def train(args, tokenizer, train_texts, val_texts, attention):
     plateau = keras.callbacks.ReduceLROnPlateau(
         monitor="val_loss", factor=0.5, patience=1
     )
-    metrics = fit_best(
+    metrics = runs.fit_run(
+        args,
+        NAME,
         model,
         train_texts,
         validation_data=val_texts,
@@ -105,6 +107,7 @@ def train(args, tokenizer, train_texts, val_texts, attention):
         # The clock is a safety stop here: no learning-rate decay over it.
         callbacks=BudgetCallbacks(
             args.time_budget,
+            call_minutes=args.minutes,
             patience=2,
             decay_learning_rate=False,
             schedule=[plateau],

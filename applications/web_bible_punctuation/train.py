@@ -43,14 +43,14 @@ from keras_rnnattn.text import (
     punctuation_tags,
     punctuation_windows,
 )
-from keras_rnnattn.training import BudgetCallbacks, adam_with_ema, fit_best
+from keras_rnnattn.training import BudgetCallbacks, adam_with_ema
 
 if __package__ in (None, ""):
     # Run as a script (`python applications/<name>/train.py`): the repository
     # root on the path, so that the recipe imports as the package `applications`.
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from applications import common  # noqa: E402
+from applications import common, runs  # noqa: E402
 
 NAME = "web_bible_punctuation"
 SLICE = 20  # the test windows whose outputs are pinned by the preset tests
@@ -172,7 +172,9 @@ def train(args, train_data, val_data):
     val = model.preprocess_samples(
         *punctuation_windows(*val_data, args.max_length), owner="validation"
     )
-    metrics = fit_best(
+    metrics = runs.fit_run(
+        args,
+        NAME,
         model,
         x,
         y,
@@ -180,7 +182,8 @@ def train(args, train_data, val_data):
         validation_data=val,
         epochs=args.epochs,
         callbacks=BudgetCallbacks(
-            args.time_budget, patience=args.patience, swap_ema=bool(args.ema)
+            args.time_budget,
+            call_minutes=args.minutes, patience=args.patience, swap_ema=bool(args.ema)
         ),
         verbose=2,
     )

@@ -31,14 +31,14 @@ from keras_rnnattn.datasets import (
 from keras_rnnattn.datasets.sources import find_source
 from keras_rnnattn.models import AttentionClassifier
 from keras_rnnattn.text import WordTokenizer
-from keras_rnnattn.training import BudgetCallbacks, fit_best
+from keras_rnnattn.training import BudgetCallbacks
 
 if __package__ in (None, ""):
     # Run as a script (`python applications/<name>/train.py`): the repository
     # root on the path, so that the recipe imports as the package `applications`.
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from applications import common  # noqa: E402
+from applications import common, runs  # noqa: E402
 
 NAME = "wordnet_topics"
 SLICE = 500  # the test slice whose accuracy is stored for the preset tests
@@ -147,7 +147,9 @@ def main(argv=None):
 
     keras.utils.set_random_seed(args.seed)
     model = build(args, train_texts)
-    run = fit_best(
+    run = runs.fit_run(
+        args,
+        NAME,
         model,
         train_texts,
         train_labels,
@@ -156,6 +158,7 @@ def main(argv=None):
         batch_size=args.batch_size,
         callbacks=BudgetCallbacks(
             args.time_budget,
+            call_minutes=args.minutes,
             patience=2,
             decay_learning_rate=False,
             monitor="val_accuracy",

@@ -62,8 +62,8 @@ def call_record(start_weights, seconds, epochs, best_val_loss):
 
 
 def training_history(metadata):
-    """A preset's training history: its `"training_history"`, or one entry
-    made from the metrics of a preset written before histories were kept.
+    """A preset's training history: its metrics' `"training_history"`, or one
+    entry made from the metrics of a preset written before histories were kept.
 
     Args:
         metadata: dict, a preset's `metadata.json`.
@@ -78,9 +78,9 @@ def training_history(metadata):
     ...                               "best_val_loss": 0.19}})[0]["epochs"]
     [1, 5]
     """
-    if metadata.get("training_history"):
-        return list(metadata["training_history"])
     metrics = metadata.get("metrics", {})
+    if metrics.get("training_history"):
+        return list(metrics["training_history"])
     if "train_seconds" not in metrics:
         return []
     epochs = metrics.get("epochs_run")

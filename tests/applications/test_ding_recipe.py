@@ -41,6 +41,8 @@ def test_member_command_lines():
         "1",
         "--seed",
         "6",
+        "--run-dir",
+        os.path.join("/m", "member_2", "run"),
         "--out",
         os.path.join("/m", "member_2"),
     ]
