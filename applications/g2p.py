@@ -26,7 +26,9 @@ def argument_parser(doc, time_budget):
     parser.add_argument("--batch-size", type=int, default=64)
     parser.add_argument("--learning-rate", type=float, default=2e-3)
     parser.add_argument("--ema", type=float, default=0.999, help="0: off")
-    parser.add_argument("--epochs", type=int, default=None, help="default 100 (1 with --quick)")
+    parser.add_argument(
+        "--epochs", type=int, default=None, help="default 100 (1 with --quick)"
+    )
     parser.add_argument("--patience", type=int, default=3)
     parser.add_argument(
         "--time-budget",

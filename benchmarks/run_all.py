@@ -32,6 +32,7 @@ BENCHMARKS = {
     "seq2seq_train": ("seq2seq_train.py", [], None),
     "host_cost": ("host_cost.py", [], None),
     "recipe_optimizer": ("recipe_optimizer.py", [], None),
+    "train_cores": ("train_cores.py", [], None),
     "rnn_encoders": ("rnn_encoders.py", [], None),
     "decode": ("decode.py", [], None),
     "preset_decode": ("preset_decode.py", [], None),

@@ -132,7 +132,9 @@ def train(args, train_texts, train_labels, val_texts, val_labels, run=False):
         verbose=2,
     )
     if run:
-        return model, runs.fit_run(args, NAME, model, train_texts, train_labels, **kwargs)
+        return model, runs.fit_run(
+            args, NAME, model, train_texts, train_labels, **kwargs
+        )
     return model, fit_best(model, train_texts, train_labels, **kwargs)
 
 

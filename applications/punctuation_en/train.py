@@ -158,7 +158,9 @@ def train(args, data):
         epochs=args.epochs,
         callbacks=BudgetCallbacks(
             args.time_budget,
-            call_minutes=args.minutes, patience=args.patience, swap_ema=bool(args.ema)
+            call_minutes=args.minutes,
+            patience=args.patience,
+            swap_ema=bool(args.ema),
         ),
         verbose=2,
     )

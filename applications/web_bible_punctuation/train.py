@@ -183,7 +183,9 @@ def train(args, train_data, val_data):
         epochs=args.epochs,
         callbacks=BudgetCallbacks(
             args.time_budget,
-            call_minutes=args.minutes, patience=args.patience, swap_ema=bool(args.ema)
+            call_minutes=args.minutes,
+            patience=args.patience,
+            swap_ema=bool(args.ema),
         ),
         verbose=2,
     )

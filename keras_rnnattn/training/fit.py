@@ -113,7 +113,9 @@ def fit_best(model, x=None, y=None, *, callbacks, run=None, **kwargs):
     )
     validation = kwargs.get("validation_data")
     if run.keep_last > 1 and validation is not None and len(run.epoch_files()) > 1:
-        metrics |= _keep_better_average(model, run, stop, validation)
+        metrics |= _keep_better_average(
+            model, run, stop, validation, kwargs.get("batch_size")
+        )
     run.add_call(
         call_record(
             run.start_weights,
@@ -127,15 +129,27 @@ def fit_best(model, x=None, y=None, *, callbacks, run=None, **kwargs):
     return metrics
 
 
-def _keep_better_average(model, run, stop, validation):
+def _keep_better_average(model, run, stop, validation, batch_size):
     """Evaluates the average of the kept epochs against the model's weights on
-    `validation` and keeps the better; returns the metrics that say which."""
+    `validation` (as `fit` takes it) and keeps the better; returns the metrics
+    that say which."""
     key = stop.monitor.removeprefix("val_")
     files = run.epoch_files()
+    if isinstance(validation, (tuple, list)):
+        data = dict(zip(("x", "y", "sample_weight"), validation))
+    else:
+        data = {"x": validation}
+
+    def evaluate():
+        logs = model.evaluate(
+            **data, batch_size=batch_size, verbose=0, return_dict=True
+        )
+        return logs[key]
+
     best_weights = model.get_weights()
-    single = model.evaluate(validation, verbose=0, return_dict=True)[key]
+    single = evaluate()
     model.set_weights(average_weights([f for _, f in files], template=model))
-    averaged = model.evaluate(validation, verbose=0, return_dict=True)[key]
+    averaged = evaluate()
     higher_is_better = stop.monitor_op is keras.ops.greater
     better = averaged > single if higher_is_better else averaged < single
     metrics = {

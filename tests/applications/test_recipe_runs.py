@@ -76,7 +76,9 @@ def test_init_from_starts_from_the_preset_weights_and_history(tmp_path):
 
 
 def test_average_last_keeps_the_last_epochs_and_says_what_it_shipped(tmp_path):
-    _, metrics = tiny(["--epochs", "3", "--average-last", "2", "--run-dir", str(tmp_path)])
+    _, metrics = tiny(
+        ["--epochs", "3", "--average-last", "2", "--run-dir", str(tmp_path)]
+    )
     assert sorted(p.name for p in (tmp_path / "epochs").iterdir()) == [
         "epoch_0002.weights.h5",
         "epoch_0003.weights.h5",

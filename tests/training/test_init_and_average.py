@@ -54,7 +54,9 @@ def test_init_from_copies_every_weight_and_predicts_alike(tmp_path):
 
 def test_init_from_names_the_variable_and_shapes_that_differ(tmp_path):
     folder = translator(1).save_to_preset(str(tmp_path / "preset"))
-    with pytest.raises(ValueError, match=r"has the shape \(4, 24\); the preset .* has \(4, 18\) there"):
+    with pytest.raises(
+        ValueError, match=r"has the shape \(4, 24\); the preset .* has \(4, 18\) there"
+    ):
         init_from(translator(1, units=8), folder)
 
 
@@ -62,7 +64,9 @@ def test_init_from_refuses_other_tokenizers(tmp_path):
     folder = translator(1).save_to_preset(str(tmp_path / "preset"))
     # Same shapes (six letters each), other letters: ids would mean other tokens.
     other = translator(1, words=["uvw", "xyz"])
-    with pytest.raises(ValueError, match="source_tokenizer differs.*preset's tokenizers"):
+    with pytest.raises(
+        ValueError, match="source_tokenizer differs.*preset's tokenizers"
+    ):
         init_from(other, folder)
 
 
@@ -107,7 +111,11 @@ def test_call_budget_stops_at_an_epoch_end_when_the_next_would_not_fit():
     model.compile(optimizer="sgd", loss="mse")
     budget = CallBudget(minutes=1.5 / 60)  # 1.5 s: one epoch of 0.6 s fits, not 3
     history = model.fit(
-        np.ones((4, 1)), np.ones((4, 1)), epochs=10, verbose=0, callbacks=[Slow(), budget]
+        np.ones((4, 1)),
+        np.ones((4, 1)),
+        epochs=10,
+        verbose=0,
+        callbacks=[Slow(), budget],
     )
     assert budget.stopped and len(history.history["loss"]) in (1, 2)
     with pytest.raises(ValueError, match="minutes"):
