@@ -20,11 +20,11 @@ from keras_rnnattn.training.history import (
     describe_device,
     training_history,
 )
-from keras_rnnattn.training.init_from import init_from
 from keras_rnnattn.training.metadata import update_metadata
 from keras_rnnattn.training.optimizer import adam_with_ema
 from keras_rnnattn.training.schedules import linear_decay
 from keras_rnnattn.training.training_run import TrainingRun
+from keras_rnnattn.training.warm_start import init_from
 
 __all__ = [
     "BudgetCallbacks",

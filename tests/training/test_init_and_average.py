@@ -137,7 +137,7 @@ def test_a_preset_without_a_history_gets_one_from_its_metrics():
         averaging_module,
         call_budget_module,
         history_module,
-        importlib.import_module("keras_rnnattn.training.init_from"),
+        importlib.import_module("keras_rnnattn.training.warm_start"),
         schedules_module,
     ],
 )
