@@ -3,10 +3,8 @@ status`, and what they share: reading texts, loading a preset, printing results.
 
 import importlib
 import os
-import re
 import subprocess
 import sys
-import unicodedata
 
 from keras_rnnattn._cli_backend import PROG, CommandError, import_backend
 from keras_rnnattn._cli_lines import FAILED, map_lines, progress, report_error
@@ -203,64 +201,6 @@ def cmd_translate(args):
             figure.savefig(path, bbox_inches="tight", dpi=150)
             print(f"attention written to {path}", file=sys.stderr)
     return 1 if failed else 0
-
-
-_WORD = re.compile(r"[^\W\d_]+(?:'[^\W\d_]+)*")
-
-
-def cmd_pronounce(args):
-    from keras_rnnattn.text import fold_letters
-
-    model = _load(args, "translate")
-    # The letters the model reads (a model without a tokenizer reads any).
-    tokenizer = getattr(model, "source_tokenizer", None)
-    known = getattr(tokenizer, "vocabulary", None)
-    # A preset that reads lowercase (cmudict_g2p) prints each word lowercased
-    # once; one that keeps case (misaki_us_g2p: names) reads words as written.
-    lower = getattr(tokenizer, "lowercase", True)
-    words, spellings, refused = [], {}, []
-    for text in _read_texts(args.texts):
-        for chunk in text.split():
-            found = [w.lower() if lower else w for w in _WORD.findall(chunk)]
-            rest = _WORD.sub("", chunk)
-            # What is neither a word nor punctuation (an emoji, a digit).
-            rest = "".join(c for c in rest if not unicodedata.category(c)[0] == "P")
-            for word in found:
-                spelling = word if known is None else fold_letters(word, known)
-                if spelling is None:
-                    refused.append(word)
-                else:
-                    words.append(word)
-                    spellings[word] = spelling
-            if rest:
-                refused.append(rest)
-    words = list(dict.fromkeys(words))  # each word once, in first-seen order
-    letters = "letters" if known is None else "".join(sorted(_letters(known)))
-    for word in dict.fromkeys(refused):
-        print(
-            f"{PROG} pronounce: warning: {word!r} not pronounced: the preset reads "
-            f"words of {letters} (accented letters are folded to their base letters)",
-            file=sys.stderr,
-        )
-    if not words and not refused:
-        raise CommandError("no word given: pass words of letters (and apostrophes)")
-    if not words:
-        return 1
-    results, failed = _map_texts(
-        args,
-        [spellings[word] for word in words],
-        lambda batch: list(model.translate(batch, beam_size=args.beam)),
-        "pronounced",
-        name="word",
-    )
-    for word, phonemes in zip(words, results):
-        print(f"{word} {_line(phonemes)}".rstrip(), flush=True)
-    return 1 if failed else 0
-
-
-def _letters(vocabulary):
-    """The one-character tokens of a vocabulary (a character model's letters)."""
-    return [token for token in vocabulary.tokens if len(token) == 1]
 
 
 def cmd_punctuate(args):

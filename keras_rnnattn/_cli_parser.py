@@ -9,12 +9,12 @@ from keras_rnnattn._cli_commands import (
     cmd_export,
     cmd_generate,
     cmd_presets,
-    cmd_pronounce,
     cmd_punctuate,
     cmd_tag,
     cmd_train,
     cmd_translate,
 )
+from keras_rnnattn._cli_pronounce import cmd_pronounce
 from keras_rnnattn._export_checks import FORMATS
 
 
@@ -155,13 +155,20 @@ def build_parser():
     p = commands.add_parser(
         "pronounce",
         help="spell out the pronunciation of words: `word PH ON EH M Z`, one line "
-        "per distinct word (CMUdict's format)",
+        "per word in the order given (CMUdict's format), printed line by line",
     )
     _add_preset(p, default="cmudict_g2p")
     p.add_argument(
         "--beam", type=_positive_int, default=1, metavar="N", help="beam size"
     )
     _add_batch_size(p)
+    p.add_argument(
+        "--misaki-version",
+        choices=("1.0", "2.0"),
+        default="2.0",
+        help="misaki's symbols: 2.0 (the lexicon's, default) or 1.0 (Kokoro-82M "
+        "v1.0's T and t for the flap and glottal stop)",
+    )
     p.add_argument("texts", nargs="*", metavar="TEXT")
     p.set_defaults(handler=cmd_pronounce)
 

@@ -17,6 +17,7 @@ from keras_rnnattn.text import (
     WordTokenizer,
     strip_punctuation,
 )
+from tests.backends import on_one_backend
 from tests.preset_test_models import (
     TinyClassifier,
     TinyGenerator,
@@ -304,16 +305,58 @@ def test_tag_prints_token_slash_tag(run):
     assert out == "the/N cat/N is/X a/X cat/N\n"
 
 
-def test_pronounce_prints_each_distinct_word_once_lowercased(run):
+def test_pronounce_prints_every_word_in_order_lowercased(run):
     code, out, err = run(
         "pronounce", "--preset", "tiny_tr", "Hello, world!", "WORLD it's 42"
     )
     assert code == 0, err
-    assert out == "hello hello (beam 1)\nworld world (beam 1)\nit's it's (beam 1)\n"
+    assert out == (
+        "hello hello (beam 1)\nworld world (beam 1)\n"
+        "world world (beam 1)\nit's it's (beam 1)\n"
+    )
     code, out, err = run(
         "pronounce", "--preset", "tiny_tr", "--beam", "3", stdin="Zoo\n\nzoo's\n"
     )
     assert out == "zoo zoo (beam 3)\nzoo's zoo's (beam 3)\n"
+
+
+def test_pronounce_keeps_hyphenated_and_dotted_words_whole(run):
+    code, out, err = run(
+        "pronounce", "--preset", "tiny_tr", "U.S.A. e-mail Okonjo-Iweala"
+    )
+    assert code == 0, err
+    assert [line.split()[0] for line in out.splitlines()] == [
+        "u.s.a",
+        "e-mail",
+        "okonjo-iweala",
+    ]
+
+
+@on_one_backend  # a fresh process, the same on every backend
+def test_pronounce_streams_each_line_before_reading_the_next(preset_root):
+    # A line in, its words out, while stdin stays open: a pipe that a TTS
+    # front end keeps writing to. (real_tr reads the letters a to d.)
+    env = dict(os.environ, **{presets.PRESETS_ENV: str(preset_root)})
+    command = [sys.executable, "-m", "keras_rnnattn.cli", "pronounce"]
+    process = subprocess.Popen(
+        command + ["--preset", "real_tr"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        env=env,
+    )
+    try:
+        process.stdin.write("abc dab abc\n")
+        process.stdin.flush()
+        first = [process.stdout.readline() for _ in range(3)]
+        assert [line.split()[0] for line in first] == ["abc", "dab", "abc"]
+        process.stdin.write("bad\n")
+        process.stdin.close()
+        assert process.stdout.readline().split()[0] == "bad"
+        assert process.wait(timeout=300) == 0
+    finally:
+        process.kill()
 
 
 def test_punctuate_restores_each_line(run):

@@ -73,6 +73,27 @@ def test_cli_pronounces_with_misaki_phonemes(metadata, capsys):
 
 
 @on_one_backend  # the pinned outputs above run on every backend
+def test_misaki_version_1_writes_kokoro_v1_symbols(model, capsys):
+    from keras_rnnattn import cli
+    from keras_rnnattn.integrations.misaki import MisakiFallback, misaki_symbols
+
+    words = ["butter", "water", "city", "Seattle"]
+    lexicon = dict(zip(words, model.translate(words)))
+    assert any("ɾ" in p for p in lexicon.values())  # flaps to map
+    argv = ["pronounce", "--preset", "misaki_us_g2p", " ".join(words)]
+    assert cli.main([*argv, "--misaki-version", "1.0"]) == 0
+    got = dict(line.split(" ", 1) for line in capsys.readouterr().out.splitlines())
+    assert got == {w: misaki_symbols(p, "1.0") for w, p in lexicon.items()}
+    assert not any("ɾ" in p or "ʔ" in p for p in got.values())
+    token_module = pytest.importorskip("misaki.token", reason="pip install misaki")
+    fallback = MisakiFallback(model=model, misaki_version="1.0")
+    token = token_module.MToken(text="butter", tag="NN", whitespace="")
+    assert fallback(token) == (got["butter"], 2)
+    with pytest.raises(ValueError, match="1.0"):
+        MisakiFallback(model=model, misaki_version="3")
+
+
+@on_one_backend  # the pinned outputs above run on every backend
 def test_misaki_fallback_of_the_preset(model, metadata):
     token_module = pytest.importorskip("misaki.token", reason="pip install misaki")
     from keras_rnnattn.integrations.misaki import MisakiFallback

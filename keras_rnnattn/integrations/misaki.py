@@ -13,6 +13,41 @@ WORD = re.compile(r"[^\W\d_]+(?:['’.\-][^\W\d_]+)*")
 # (a run of letters that is no word: base64, a pasted hash) gets (None, None).
 MAX_PIECES = 4
 SEPARATORS = re.compile(r"(?<=[.\-])")
+# misaki writes its lexicon's flap and glottal stop as Kokoro-82M v1.0's T and
+# t unless `G2P(version="2.0")` (misaki/en.py, after resolving every token).
+MISAKI_VERSIONS = ("1.0", "2.0")
+KOKORO_V1 = str.maketrans({"ɾ": "T", "ʔ": "t"})
+
+
+def misaki_symbols(phonemes, version="2.0"):
+    """Phonemes in the symbols of a misaki version, as misaki's `G2P` writes them.
+
+    misaki's lexicons (and `G2P(version="2.0")`) keep the flap `ɾ` and the
+    glottal stop `ʔ`; for Kokoro-82M v1.0 (misaki's default `version=None`)
+    it writes them `T` and `t`. The G2P presets write the lexicon's symbols;
+    standalone users of Kokoro v1.0 map them with `version="1.0"` (inside
+    misaki's pipeline misaki maps the fallback's output itself).
+
+    Args:
+        phonemes: str or None.
+        version: `"2.0"` (the lexicon's symbols, unchanged) or `"1.0"`.
+
+    Returns:
+        str (None stays None).
+
+    Example:
+
+    >>> misaki_symbols("bˈʌɾəɹ", "1.0"), misaki_symbols("bˈʌɾəɹ", "2.0")
+    ('bˈʌTəɹ', 'bˈʌɾəɹ')
+    """
+    if version not in MISAKI_VERSIONS:
+        raise ValueError(
+            f"`version` must be one of {MISAKI_VERSIONS} (misaki's symbols for "
+            f"Kokoro-82M v1.0, or its lexicon's). Received: version={version!r}"
+        )
+    if phonemes is None or version == "2.0":
+        return phonemes
+    return phonemes.translate(KOKORO_V1)
 
 
 class MisakiFallback:
@@ -37,6 +72,10 @@ class MisakiFallback:
         rating: int, the rating returned with each pronunciation (misaki's
             lexicon uses 4 and 3; below them by default).
         beam_size: int, 1 (greedy, the default) or more for beam search.
+        misaki_version: `"2.0"` (default: the lexicon's symbols, what misaki's
+            `G2P` expects of a fallback and maps itself) or `"1.0"` (Kokoro-82M
+            v1.0's `T` and `t` for `ɾ` and `ʔ`, for calling the fallback
+            outside misaki's pipeline; see `misaki_symbols`).
 
     Call arguments:
         token: an object with a `.text` str (misaki's `MToken`).
@@ -55,8 +94,14 @@ class MisakiFallback:
     """
 
     def __init__(
-        self, preset="misaki_us_g2p", model=None, rating=DEFAULT_RATING, beam_size=1
+        self,
+        preset="misaki_us_g2p",
+        model=None,
+        rating=DEFAULT_RATING,
+        beam_size=1,
+        misaki_version="2.0",
     ):
+        misaki_symbols("", misaki_version)  # checks it
         if model is None:
             from keras_rnnattn.models import Translator
 
@@ -72,6 +117,7 @@ class MisakiFallback:
         self.model = model
         self.rating = rating
         self.beam_size = beam_size
+        self.misaki_version = misaki_version
         self.cache = {}
         # Characters a piece may have: the model reads its eos token too.
         self.piece_length = max(1, int(model.max_source_length) - 1)
@@ -144,7 +190,8 @@ class MisakiFallback:
         phonemes = dict(zip(todo, self.model.translate(todo, beam_size=self.beam_size)))
         for word, pieces in readable.items():
             if pieces is not None:
-                self.cache[word] = "".join(phonemes[p] for p in pieces) or None
+                joined = "".join(phonemes[p] for p in pieces)
+                self.cache[word] = misaki_symbols(joined, self.misaki_version) or None
         return len(todo)
 
     def __call__(self, token):
