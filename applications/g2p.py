@@ -93,7 +93,10 @@ def train_translator(args, name, tokenizers, train_pairs, val_pairs, max_lengths
     """
     start = runs.start_tokenizers(args)
     if start is not None:
-        tokenizers = (start["source_tokenizer"], start["target_tokenizer"])
+        source, target = start["source_tokenizer"], start["target_tokenizer"]
+        # How it reads letters it lacks is this recipe's (the ids are the preset's).
+        source.fold_letters = getattr(tokenizers[0], "fold_letters", False)
+        tokenizers = (source, target)
     keras.utils.set_random_seed(args.seed)
     model = Translator(
         *tokenizers,

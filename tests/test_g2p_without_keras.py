@@ -76,7 +76,7 @@ def test_the_example_phonemizes_as_keras_without_keras(tmp_path):
 
     keras.utils.set_random_seed(0)
     model = Translator(
-        CharTokenizer().fit(WORDS),
+        CharTokenizer(fold_letters=True).fit(WORDS),
         CharTokenizer().fit(PHONEMES),
         embedding_dim=16,
         units=32,
@@ -85,6 +85,11 @@ def test_the_example_phonemizes_as_keras_without_keras(tmp_path):
     model.fit(*model.encode_pairs(WORDS, PHONEMES), epochs=150, batch_size=5, verbose=0)
     export_greedy(model, str(tmp_path), length=56, max_length=64)
     assert run_example(str(tmp_path), WORDS) == model.translate(WORDS) == PHONEMES
+    # Letters with marks are read as their base letters, from the exported
+    # tokenizer's folding table, as the model reads them.
+    marked = ["cát", "çab", "tàb"]
+    expected = model.translate(["cat", "cab", "tab"])
+    assert run_example(str(tmp_path), marked) == model.translate(marked) == expected
 
 
 @pytest.mark.slow  # exports the shipped preset (a minute); the test above runs the same code

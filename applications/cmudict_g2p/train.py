@@ -101,7 +101,7 @@ def describe(args):
 
 def train(args, train_words, train_pairs, val_pairs):
     """Builds and trains the Translator; returns `(model, training metrics)`."""
-    source_tokenizer = CharTokenizer(lowercase=True).fit(train_words)
+    source_tokenizer = CharTokenizer(lowercase=True, fold_letters=True).fit(train_words)
     target_tokenizer = WordTokenizer().fit([p for _, p in train_pairs])
     return g2p.train_translator(
         args,

@@ -90,7 +90,7 @@ def error_rates(outputs, references):
 
 def train(args, train_data, val_data):
     """Builds and trains the Translator; returns `(model, training metrics)`."""
-    source_tokenizer = CharTokenizer().fit(train_data[0])
+    source_tokenizer = CharTokenizer(fold_letters=True).fit(train_data[0])
     target_tokenizer = CharTokenizer().fit(train_data[1])
     extra = set(target_tokenizer.vocabulary.tokens[4:]) - MISAKI_SYMBOLS["us"]
     if extra:

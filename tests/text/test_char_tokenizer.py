@@ -1,5 +1,7 @@
 """Tests of CharTokenizer."""
 
+import json
+
 import numpy as np
 
 from keras_rnnattn.text import CharTokenizer
@@ -34,3 +36,25 @@ def test_batch_for_language_modelling():
     assert batch[0, 0] == tok.bos_id and batch[0, 4] == tok.eos_id
     assert (batch[0, 5:] == tok.pad_id).all()
     assert tok.decode_batch(batch) == ["God", "the earth"]
+
+
+def test_fold_letters_reads_marked_letters_as_their_base_letters():
+    tok = CharTokenizer(fold_letters=True).fit(["cafe naive strasse Zoe"])
+    assert tok.encode("café naïve straße Zoë") == tok.encode("cafe naive strasse Zoe")
+    # A letter with no spelling in the vocabulary stays unknown.
+    assert tok.encode("😀")[0] == tok.unk_id
+    assert tok.folding["ß"] == "ss" and "a" not in tok.folding
+    # Without the flag, nothing is folded and the config is as it was.
+    plain = CharTokenizer().fit(["cafe"])
+    assert plain.encode("é") == [plain.unk_id]
+    assert "fold_letters" not in plain.get_config() and plain.folding == {}
+
+
+def test_the_folding_table_travels_in_the_config_and_comes_back():
+    tok = CharTokenizer(lowercase=True, fold_letters=True).fit(["cafe"])
+    config = tok.get_config()
+    assert config["fold_letters"] and config["folding"]["é"] == "e"
+    assert "É" not in config["folding"]  # lowercased first
+    back = CharTokenizer.from_config(json.loads(json.dumps(config)))
+    assert back.get_config() == config
+    assert back.encode("CAFÉ") == tok.encode("cafe")
