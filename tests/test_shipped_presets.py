@@ -213,6 +213,17 @@ def test_g2p_test_slice_is_the_loaders_and_mostly_right():
     assert metrics["test_greedy_wer"] < metrics["no_attention_test_greedy_wer"]
 
 
+@pytest.mark.parametrize("name", ["cmudict_g2p", "misaki_us_g2p"])
+def test_g2p_presets_read_letters_with_marks_as_their_base_letters(name):
+    from keras_rnnattn.models import Translator
+
+    folder = _preset(name)
+    model = Translator.from_preset(folder)
+    assert model.source_tokenizer.fold_letters
+    marked, plain = ["café", "naïve", "Zoë"], ["cafe", "naive", "Zoe"]
+    assert model.translate(marked) == model.translate(plain)
+
+
 def test_g2p_cli_pronounces_words_with_the_default_preset(capsys):
     folder = _preset("cmudict_g2p")
     metadata = _metadata(folder)
