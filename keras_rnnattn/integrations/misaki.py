@@ -2,6 +2,7 @@
 
 import re
 
+from keras_rnnattn.integrations.shape_buckets import bucketed_translate, warm_up
 from keras_rnnattn.text import fold_letters
 
 # misaki's lexicon rates gold words 4 and silver words 3; its espeak-ng
@@ -72,6 +73,8 @@ class MisakiFallback:
         rating: int, the rating returned with each pronunciation (misaki's
             lexicon uses 4 and 3; below them by default).
         beam_size: int, 1 (greedy, the default) or more for beam search.
+        warm: bool, compile the model's few fixed shapes now (seconds on JAX),
+            so that no call compiles later (`shape_buckets`). Defaults to `True`.
         misaki_version: `"2.0"` (default: the lexicon's symbols, what misaki's
             `G2P` expects of a fallback and maps itself) or `"1.0"` (Kokoro-82M
             v1.0's `T` and `t` for `ɾ` and `ʔ`, for calling the fallback
@@ -100,6 +103,7 @@ class MisakiFallback:
         rating=DEFAULT_RATING,
         beam_size=1,
         misaki_version="2.0",
+        warm=True,
     ):
         misaki_symbols("", misaki_version)  # checks it
         if model is None:
@@ -123,6 +127,8 @@ class MisakiFallback:
         self.piece_length = max(1, int(model.max_source_length) - 1)
         vocabulary = model.source_tokenizer.vocabulary
         self._known = set(vocabulary.tokens[len(vocabulary.special_tokens) :])
+        if warm:
+            warm_up(model, beam_size=beam_size)
 
     def spelling(self, word):
         """The word as the model reads it, or None where it cannot.
@@ -141,12 +147,15 @@ class MisakiFallback:
             return None
         return fold_letters(word, self._known)
 
-    def prime(self, texts):
+    def prime(self, texts, lexicon=None):
         """Pronounces the words of `texts` that are not cached, in one model call.
 
         Args:
             texts: str or list of str; their words (runs of letters with
                 inner apostrophes, dots or hyphens) are pronounced.
+            lexicon: optional misaki `Lexicon` (`g2p.lexicon` of misaki's
+                `en.G2P`): then only the words it lacks are pronounced, the
+                ones misaki will hand to the fallback.
 
         Returns:
             int, the number of words pronounced.
@@ -154,7 +163,10 @@ class MisakiFallback:
         if isinstance(texts, str):
             texts = [texts]
         words = dict.fromkeys(w for text in texts for w in WORD.findall(text))
-        return self._pronounce([w for w in words if w not in self.cache])
+        todo = [w for w in words if w not in self.cache]
+        if lexicon is not None:
+            todo = [w for w in todo if not _in_lexicon(lexicon, w)]
+        return self._pronounce(todo)
 
     def pieces(self, spelled):
         """The pieces the model reads of a spelled word: the word itself when
@@ -187,7 +199,8 @@ class MisakiFallback:
         todo = sorted({p for ps in readable.values() if ps for p in ps}, key=len)
         if not todo:
             return 0
-        phonemes = dict(zip(todo, self.model.translate(todo, beam_size=self.beam_size)))
+        outputs = bucketed_translate(self.model, todo, beam_size=self.beam_size)
+        phonemes = dict(zip(todo, outputs))
         for word, pieces in readable.items():
             if pieces is not None:
                 joined = "".join(phonemes[p] for p in pieces)
@@ -205,3 +218,16 @@ class MisakiFallback:
             self._pronounce([text])
         phonemes = self.cache[text]
         return (None, None) if phonemes is None else (phonemes, self.rating)
+
+
+def _in_lexicon(lexicon, word):
+    """Whether misaki's lexicon pronounces `word` itself (its own lookup, with
+    its suffix and name rules), so that misaki will not ask the fallback."""
+    from misaki.en import TokenContext
+
+    tag = "NNP" if word[:1].isupper() else "NN"
+    try:
+        phonemes, _ = lexicon.get_word(word, tag, None, TokenContext())
+    except Exception:  # noqa: BLE001 (misaki's lookup of an odd word: ask the model)
+        return False
+    return phonemes is not None
