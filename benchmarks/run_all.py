@@ -33,6 +33,7 @@ BENCHMARKS = {
     "host_cost": ("host_cost.py", [], None),
     "recipe_optimizer": ("recipe_optimizer.py", [], None),
     "train_cores": ("train_cores.py", [], None),
+    "misaki_fallback": ("misaki_fallback.py", [], None),
     "rnn_encoders": ("rnn_encoders.py", [], None),
     "decode": ("decode.py", [], None),
     "preset_decode": ("preset_decode.py", [], None),
