@@ -1,10 +1,11 @@
 """A G2P preset on devices: its greedy decoder as one TFLite and one ONNX file.
 
 Exports `greedy` (the whole decode loop, batch 1) of a grapheme-to-phoneme
-preset to TFLite (float32) and ONNX, runs each with one thread on the first
-`--words` test words, and reports beside Keras `translate` (batch 1): the file
-sizes, the share of words whose phonemes equal Keras's, and the median
-milliseconds per word. Writes `benchmarks/results/<preset>_devices.{json,md}`.
+preset to TFLite (float32, and with int8 weights: dynamic-range quantisation)
+and ONNX, runs each with one thread on the first `--words` test words, and
+reports beside Keras `translate` (batch 1): the file sizes, the share of words
+whose phonemes equal Keras's, the word error rate against the lexicon, and the
+median milliseconds per word. Writes `benchmarks/results/<preset>_devices.{json,md}`.
 
     KERAS_BACKEND=tensorflow python benchmarks/g2p_devices.py --preset misaki_us_g2p
 """
@@ -24,10 +25,23 @@ import numpy as np  # noqa: E402
 
 from keras_rnnattn.datasets import load_cmudict, load_misaki_lexicon  # noqa: E402
 from keras_rnnattn.export import export_model  # noqa: E402
+from keras_rnnattn.metrics import word_error_rate  # noqa: E402
 from keras_rnnattn.models import Translator  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 LOADERS = {"misaki_us_g2p": load_misaki_lexicon, "cmudict_g2p": load_cmudict}
+
+
+def _symbols(phonemes):
+    """Phonemes as space-separated symbols for the word error rate (a CMUdict
+    reference is already ARPAbet with spaces; a list is its alternatives)."""
+    out = []
+    for p in phonemes:
+        if isinstance(p, (list, tuple)):
+            out.append([x if " " in x else " ".join(x) for x in p])
+        else:
+            out.append(p if " " in p else " ".join(p))
+    return out
 
 
 def median_ms(fn, items):
@@ -68,15 +82,21 @@ def main(argv=None):
     import keras
 
     model = Translator.from_preset(args.preset)
-    words = LOADERS[args.preset]("test")[0][: args.words]
+    words, references = LOADERS[args.preset]("test")
+    words, references = words[: args.words], references[: args.words]
     folder = tempfile.mkdtemp()
     files = {}
-    for fmt, suffix in (("litert", "tflite"), ("onnx", "onnx")):
+    for fmt, suffix, quantize in (
+        ("litert", "tflite", False),
+        ("litert_int8", "tflite", True),
+        ("onnx", "onnx", False),
+    ):
         out = os.path.join(folder, fmt)
         export_model(
             model,
             out,
-            fmt,
+            fmt.split("_")[0],
+            quantize=quantize,
             batch_size=1,
             sequence_length=args.length,
             max_length=args.max_length,
@@ -85,6 +105,7 @@ def main(argv=None):
         files[fmt] = os.path.join(out, f"greedy.{suffix}")
     runs = {
         "litert": tflite_runner(files["litert"]),
+        "litert_int8": tflite_runner(files["litert_int8"]),
         "onnx": onnx_runner(files["onnx"]),
     }
 
@@ -102,8 +123,12 @@ def main(argv=None):
             "file": os.path.basename(files[fmt]),
             "mib": round(os.path.getsize(files[fmt]) / 2**20, 2),
             "equal_to_keras": sum(a == b for a, b in zip(outputs, reference)),
+            "wer": round(word_error_rate(_symbols(outputs), _symbols(references)), 2),
             "ms_per_word": round(median_ms(run, inputs), 3),
         }
+    result["keras_wer"] = round(
+        word_error_rate(_symbols(reference), _symbols(references)), 2
+    )
     result["keras_ms_per_word"] = round(
         median_ms(
             lambda w: model.translate([w], max_length=args.max_length), words[:100]
@@ -120,16 +145,24 @@ def main(argv=None):
         f.write(
             f"# {args.preset} on devices: greedy, batch 1, one thread, "
             f"the first {len(words)} test words\n\n"
-            "| runtime | file | MiB | outputs equal to Keras | ms per word |\n"
-            "|---|---|---|---|---|\n"
+            "| runtime | file | MiB | outputs equal to Keras | WER % | ms per word |\n"
+            "|---|---|---|---|---|---|\n"
         )
+        names = {
+            "litert": "LiteRT, float32",
+            "litert_int8": "LiteRT, int8 weights (dynamic range)",
+            "onnx": "onnxruntime, float32",
+        }
         for fmt, row in result["formats"].items():
-            name = {"litert": "LiteRT", "onnx": "onnxruntime"}[fmt]
             f.write(
-                f"| {name} | {row['file']} | {row['mib']} | "
-                f"{row['equal_to_keras']}/{len(words)} | {row['ms_per_word']} |\n"
+                f"| {names[fmt]} | {row['file']} | {row['mib']} | "
+                f"{row['equal_to_keras']}/{len(words)} | {row['wer']} | "
+                f"{row['ms_per_word']} |\n"
             )
-        f.write(f"| Keras translate | | | | {result['keras_ms_per_word']} |\n")
+        f.write(
+            f"| Keras translate | | | | {result['keras_wer']} | "
+            f"{result['keras_ms_per_word']} |\n"
+        )
     return 0
 
 
