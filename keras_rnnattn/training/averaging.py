@@ -1,6 +1,7 @@
 """The mean of the weights of several checkpoints of one training run."""
 
 import os
+import warnings
 
 import keras
 import numpy as np
@@ -104,7 +105,13 @@ def _weights(source, template):
         )
     kept = template.get_weights()
     try:
-        template.load_weights(os.fspath(source))
+        with warnings.catch_warnings():
+            # A compiled template's optimizer has variables; a checkpoint of
+            # weights has none for it, and none are wanted.
+            warnings.filterwarnings(
+                "ignore", message="Skipping variable loading for optimizer"
+            )
+            template.load_weights(os.fspath(source))
         return template.get_weights()
     finally:
         template.set_weights(kept)
