@@ -17,8 +17,8 @@ def describe_device():
 
     Example:
 
-    >>> describe_device().startswith("CPU") or "GPU" in describe_device() or True
-    True
+    >>> describe_device()  # on a CPU-only machine  # doctest: +ELLIPSIS
+    'CPU, ... core...'
     """
     name = accelerator_name()
     if name:
