@@ -151,13 +151,13 @@ def accuracy(model, texts, labels, batch_size=256):
 
 
 def exits_on_missing_data(main):
-    """`main(argv)` that, when a corpus is not installed, prints the error (it
-    names the install command) and returns the exit status 2."""
+    """`main(argv, **options)` that, when a corpus is not installed, prints the
+    error (it names the install command) and returns the exit status 2."""
 
     @functools.wraps(main)
-    def run(argv=None):
+    def run(argv=None, **options):
         try:
-            return main(argv)
+            return main(argv, **options)
         except DatasetNotFoundError as error:
             print(error, file=sys.stderr)
             return 2

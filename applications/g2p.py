@@ -10,6 +10,7 @@ from applications import common, runs
 from keras_rnnattn.datasets import LengthBucketedBatches
 from keras_rnnattn.layers.score_layers import TRANSLATOR_ATTENTIONS
 from keras_rnnattn.models import Translator
+from keras_rnnattn.text import Vocabulary
 from keras_rnnattn.training import BudgetCallbacks, adam_with_ema, linear_decay
 
 
@@ -78,6 +79,21 @@ def pair_batches(model, words, phonemes, args, shuffle):
     )
 
 
+def extend_tokenizer(preset_tokenizer, fitted):
+    """`preset_tokenizer` with the tokens only `fitted` has appended (new ids
+    after the preset's); `(tokenizer, whether it grew)`."""
+    known = set(preset_tokenizer.vocabulary.tokens)
+    new = [t for t in fitted.vocabulary.tokens if t not in known]
+    if not new:
+        return preset_tokenizer, False
+    config = preset_tokenizer.get_config()
+    config["vocabulary"] = Vocabulary(
+        preset_tokenizer.vocabulary.tokens[4:] + new,
+        special_tokens=preset_tokenizer.special_tokens,
+    ).get_config()
+    return type(preset_tokenizer).from_config(config), True
+
+
 def train_translator(args, name, tokenizers, train_pairs, val_pairs, max_lengths):
     """Builds and trains the recipes' Translator: a BiGRU encoder, a GRU decoder
     with the attention of `args` and input feeding, in a training run
@@ -92,11 +108,15 @@ def train_translator(args, name, tokenizers, train_pairs, val_pairs, max_lengths
         max_lengths: `(max_source_length, max_target_length)`.
     """
     start = runs.start_tokenizers(args)
+    extended = False
     if start is not None:
-        source, target = start["source_tokenizer"], start["target_tokenizer"]
+        # The preset's ids, then the tokens only this recipe's data has (the
+        # British symbols of a G2P started from the American one).
+        source, grown_source = extend_tokenizer(start["source_tokenizer"], tokenizers[0])
+        target, grown_target = extend_tokenizer(start["target_tokenizer"], tokenizers[1])
         # How it reads letters it lacks is this recipe's (the ids are the preset's).
         source.fold_letters = getattr(tokenizers[0], "fold_letters", False)
-        tokenizers = (source, target)
+        tokenizers, extended = (source, target), grown_source or grown_target
     keras.utils.set_random_seed(args.seed)
     model = Translator(
         *tokenizers,
@@ -132,6 +152,7 @@ def train_translator(args, name, tokenizers, train_pairs, val_pairs, max_lengths
             call_minutes=args.minutes,
         ),
         verbose=2,
+        extend_vocabulary=extended,
     )
     metrics["learning_rate_schedule"] = args.schedule
     metrics["label_smoothing"] = args.label_smoothing

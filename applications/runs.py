@@ -84,9 +84,14 @@ def start_tokenizers(args):
     return preset_tokenizers(load_preset(args.init_from))
 
 
-def fit_run(args, name, model, x=None, y=None, *, callbacks, **kwargs):
+def fit_run(
+    args, name, model, x=None, y=None, *, callbacks, extend_vocabulary=False, **kwargs
+):
     """`fit_best` in a `TrainingRun`: a new one (from `--init-from`'s weights
     when given) or the `--resume`d one; the run's folder is printed.
+
+    `extend_vocabulary`: the model's vocabularies may go on past the
+    `--init-from` preset's (`init_from`'s option).
 
     Returns `fit_best`'s metrics (with `training_history`)."""
     if args.average_last < 1:
@@ -96,7 +101,9 @@ def fit_run(args, name, model, x=None, y=None, *, callbacks, **kwargs):
     else:
         start, history = "fresh", []
         if args.init_from:
-            history = training_history(init_from(model, args.init_from))
+            history = training_history(
+                init_from(model, args.init_from, extend_vocabulary=extend_vocabulary)
+            )
             start = f"preset {args.init_from}"
         run = TrainingRun(
             args.run_dir or default_run_dir(name, args.quick),

@@ -44,6 +44,9 @@ if __package__ in (None, ""):
 from applications import common, g2p  # noqa: E402
 
 NAME = "misaki_us_g2p"
+# Each dialect's preset and what its metadata says of it.
+DIALECT_NAMES = {"us": NAME, "gb": "misaki_gb_g2p"}
+DIALECT_WORDS = {"us": "American", "gb": "British"}
 SLICE = 50  # the test words whose greedy outputs are pinned by the preset tests
 PROBE_WORDS = ["Keras", "attention", "TensorFlow", "Kokoro", "misaki", "zoo's"]
 STRESS = str.maketrans("", "", "ˈˌ")
@@ -51,9 +54,10 @@ STRESS = str.maketrans("", "", "ˈˌ")
 KEYS = ("wer", "wer_without_stress", "ser", "words_per_second")
 
 
-def parse_args(argv=None):
+def parse_args(argv=None, dialect="us"):
     return g2p.finish_args(
-        g2p.argument_parser(__doc__, time_budget=50.0).parse_args(argv), NAME
+        g2p.argument_parser(__doc__, time_budget=50.0).parse_args(argv),
+        DIALECT_NAMES[dialect],
     )
 
 
@@ -88,16 +92,18 @@ def error_rates(outputs, references):
     }
 
 
-def train(args, train_data, val_data):
+def train(args, train_data, val_data, dialect="us"):
     """Builds and trains the Translator; returns `(model, training metrics)`."""
     source_tokenizer = CharTokenizer(fold_letters=True).fit(train_data[0])
     target_tokenizer = CharTokenizer().fit(train_data[1])
-    extra = set(target_tokenizer.vocabulary.tokens[4:]) - MISAKI_SYMBOLS["us"]
+    extra = set(target_tokenizer.vocabulary.tokens[4:]) - MISAKI_SYMBOLS[dialect]
     if extra:
-        raise ValueError(f"Training phonemes outside misaki's US set: {sorted(extra)}")
+        raise ValueError(
+            f"Training phonemes outside misaki's {dialect.upper()} set: {sorted(extra)}"
+        )
     return g2p.train_translator(
         args,
-        NAME,
+        DIALECT_NAMES[dialect],
         (source_tokenizer, target_tokenizer),
         train_data,
         val_data,
@@ -105,17 +111,23 @@ def train(args, train_data, val_data):
     )
 
 
+def outside_symbols(outputs, dialect):
+    """How many outputs hold a symbol outside misaki's set for `dialect`."""
+    return sum(bool(set(o) - MISAKI_SYMBOLS[dialect]) for o in outputs)
+
+
 @common.exits_on_missing_data
-def main(argv=None):
-    args = parse_args(argv)
+def main(argv=None, dialect="us"):
+    args = parse_args(argv, dialect)
+    name = DIALECT_NAMES[dialect]
     train_data, val_data, (test_words, test_phonemes) = common.load_splits(
-        load_misaki_lexicon
+        lambda split: load_misaki_lexicon(split, dialect=dialect)
     )
     if args.quick:
         train_data = (train_data[0][:300], train_data[1][:300])
         val_data = (val_data[0][:30], val_data[1][:30])
         test_words, test_phonemes = test_words[:SLICE], test_phonemes[:SLICE]
-    model, metrics = train(args, train_data, val_data)
+    model, metrics = train(args, train_data, val_data, dialect)
     round_to_float16(model)  # the weights as the preset stores them
     metrics["parameters"] = int(model.count_params())
     outputs = common.score_transcriptions(
@@ -126,11 +138,15 @@ def main(argv=None):
         args.beam_size,
         lambda words, outputs, references: error_rates(outputs, references),
     )
-    command = common.command_line(NAME, argv)
+    metrics["test_outputs_outside_symbols"] = outside_symbols(
+        outputs["greedy"], dialect
+    )
+    command = common.command_line(name, argv)
     metadata = {
         "description": "English grapheme-to-phoneme converter for Kokoro: spelling "
-        "(case kept) in, misaki's American phonemes out.",
-        "data": f"misaki 0.9.4's us_gold.json and us_silver.json: {len(train_data[0]):,} "
+        f"(case kept) in, misaki's {DIALECT_WORDS[dialect]} phonemes out.",
+        "data": f"misaki 0.9.4's {dialect}_gold.json and {dialect}_silver.json: "
+        f"{len(train_data[0]):,} "
         f"training words, {len(val_data[0]):,} validation, {len(test_words):,} test "
         "(load_misaki_lexicon's split, sha1(word) % 20).",
         "data_license": "Apache-2.0 (misaki, hexgrad)",

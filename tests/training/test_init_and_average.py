@@ -70,6 +70,43 @@ def test_init_from_refuses_other_tokenizers(tmp_path):
         init_from(other, folder)
 
 
+def test_init_from_extends_a_vocabulary_with_new_rows_kept_fresh(tmp_path):
+    trained = translator(1)
+    folder = trained.save_to_preset(str(tmp_path / "preset"))
+    # The preset's target ids, then two new symbols (as the British G2P's).
+    target = CharTokenizer().fit(WORDS)
+    config = target.get_config()
+    config["vocabulary"]["tokens"] = config["vocabulary"]["tokens"] + ["x", "y"]
+    target = CharTokenizer.from_config(config)
+    keras.utils.set_random_seed(2)
+    grown = Translator(
+        CharTokenizer().fit(WORDS),
+        target,
+        embedding_dim=4,
+        units=6,
+        max_source_length=6,
+        max_target_length=6,
+    )
+    fresh = [np.array(w) for w in grown.get_weights()]
+    with pytest.raises(ValueError, match="extend_vocabulary=True"):
+        init_from(grown, folder)
+    init_from(grown, folder, extend_vocabulary=True)
+    pairs = zip(grown.get_weights(), trained.get_weights(), fresh)
+    larger = 0
+    for got, preset, initial in pairs:
+        lead = tuple(slice(0, n) for n in preset.shape)
+        np.testing.assert_array_equal(got[lead], preset)
+        if got.shape != preset.shape:  # the new tokens keep their initial values
+            larger += 1
+            rest = np.ones(got.shape, bool)
+            rest[lead] = False
+            np.testing.assert_array_equal(got[rest], initial[rest])
+    assert larger >= 3  # target embedding, output kernel and bias
+    # Tokens the preset does not know are an error still, even with the option.
+    with pytest.raises(ValueError, match="source_tokenizer differs"):
+        init_from(translator(1, words=["uvw", "xyz"]), folder, extend_vocabulary=True)
+
+
 def test_average_weights_is_the_numpy_mean_of_files_folders_and_models(tmp_path):
     models = [translator(seed) for seed in (1, 2, 3)]
     expected = [np.mean(ws, axis=0) for ws in zip(*(m.get_weights() for m in models))]
