@@ -112,8 +112,12 @@ def train_translator(args, name, tokenizers, train_pairs, val_pairs, max_lengths
     if start is not None:
         # The preset's ids, then the tokens only this recipe's data has (the
         # British symbols of a G2P started from the American one).
-        source, grown_source = extend_tokenizer(start["source_tokenizer"], tokenizers[0])
-        target, grown_target = extend_tokenizer(start["target_tokenizer"], tokenizers[1])
+        source, grown_source = extend_tokenizer(
+            start["source_tokenizer"], tokenizers[0]
+        )
+        target, grown_target = extend_tokenizer(
+            start["target_tokenizer"], tokenizers[1]
+        )
         # How it reads letters it lacks is this recipe's (the ids are the preset's).
         source.fold_letters = getattr(tokenizers[0], "fold_letters", False)
         tokenizers, extended = (source, target), grown_source or grown_target

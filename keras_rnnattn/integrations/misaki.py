@@ -68,7 +68,8 @@ class MisakiFallback:
     past four pieces: the fallback never raises on a token's text.
 
     Args:
-        preset: str, the preset name or folder (default `"misaki_us_g2p"`).
+        preset: str, the preset name or folder. Defaults to `"misaki_us_g2p"`,
+            or `"misaki_gb_g2p"` with `british=True`.
         model: optional `Translator`, used instead of loading `preset`.
         rating: int, the rating returned with each pronunciation (misaki's
             lexicon uses 4 and 3; below them by default).
@@ -79,6 +80,9 @@ class MisakiFallback:
             `G2P` expects of a fallback and maps itself) or `"1.0"` (Kokoro-82M
             v1.0's `T` and `t` for `ɾ` and `ʔ`, for calling the fallback
             outside misaki's pipeline; see `misaki_symbols`).
+        british: bool, British English (`misaki_gb_g2p`), for misaki's
+            `en.G2P(british=True)`, as misaki's own
+            `EspeakFallback(british=True)`. Defaults to `False`.
 
     Call arguments:
         token: an object with a `.text` str (misaki's `MToken`).
@@ -98,14 +102,19 @@ class MisakiFallback:
 
     def __init__(
         self,
-        preset="misaki_us_g2p",
+        preset=None,
         model=None,
         rating=DEFAULT_RATING,
         beam_size=1,
         misaki_version="2.0",
         warm=True,
+        british=False,
     ):
         misaki_symbols("", misaki_version)  # checks it
+        if not isinstance(british, bool):
+            raise ValueError(f"`british` must be a bool. Received: british={british!r}")
+        if preset is None:
+            preset = "misaki_gb_g2p" if british else "misaki_us_g2p"
         if model is None:
             from keras_rnnattn.models import Translator
 
@@ -122,6 +131,7 @@ class MisakiFallback:
         self.rating = rating
         self.beam_size = beam_size
         self.misaki_version = misaki_version
+        self.british = british
         self.cache = {}
         # Characters a piece may have: the model reads its eos token too.
         self.piece_length = max(1, int(model.max_source_length) - 1)
