@@ -12,7 +12,7 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 
-from keras_rnnattn.utils import processes
+from keras_rnnattn.training import processes
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MIB = 2**20

@@ -58,7 +58,7 @@ def worker(name, mode, keras_file):
     import keras
 
     import keras_rnnattn.models  # noqa: F401 (Keras, the backend, the classes)
-    from keras_rnnattn.preset_mixin import PresetMixin
+    from keras_rnnattn.presets.mixin import PresetMixin
 
     imported = time.perf_counter() - start
     if mode == "save":

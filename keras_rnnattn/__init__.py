@@ -30,8 +30,8 @@ _SUBMODULES = (
     "training",
 )
 _ATTRIBUTES = {
-    "PresetError": "keras_rnnattn.preset_error",
-    "PresetMixin": "keras_rnnattn.preset_mixin",
+    "PresetError": "keras_rnnattn.presets.error",
+    "PresetMixin": "keras_rnnattn.presets.mixin",
 }
 
 __all__ = ["PresetError", "PresetMixin", *_SUBMODULES, "__version__"]

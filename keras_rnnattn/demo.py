@@ -131,7 +131,7 @@ def main(argv=None):
         "--out", default="attention.png", help="where to write the heat map"
     )
     args = parser.parse_args(argv)
-    from keras_rnnattn._cli_backend import CommandError, import_backend
+    from keras_rnnattn.cli.backend import CommandError, import_backend
 
     try:  # without TensorFlow's native log lines; a missing backend in one line
         import_backend()

@@ -6,7 +6,7 @@ import numpy as np
 from keras_rnnattn.models.generation import GenerationMixin
 from keras_rnnattn.models.task_contract import TaskContract
 from keras_rnnattn.plotting import plot_attention
-from keras_rnnattn.preset_mixin import PresetMixin
+from keras_rnnattn.presets.mixin import PresetMixin
 from keras_rnnattn.text import CharTokenizer
 
 PACKAGE = "keras_rnnattn_tests"

@@ -9,8 +9,10 @@ import types
 
 import pytest
 
-from keras_rnnattn import _cli_commands, cli, preset_catalog, presets
+from keras_rnnattn import cli, presets
+from keras_rnnattn.cli import commands as _cli_commands
 from keras_rnnattn.models import SequenceTagger, Translator
+from keras_rnnattn.presets import catalog as preset_catalog
 from keras_rnnattn.text import (
     PUNCTUATION_TAGS,
     CharTokenizer,

@@ -84,7 +84,7 @@ def test_the_export_extras_bring_what_export_imports():
     tomllib = pytest.importorskip("tomllib")  # Python 3.11+
     with open(os.path.join(REPO, "pyproject.toml"), "rb") as file:
         extras = tomllib.load(file)["project"]["optional-dependencies"]
-    from keras_rnnattn import _export_checks
+    from keras_rnnattn.export import checks as _export_checks
 
     assert set(_export_checks.ONNX_PACKAGES) <= set(extras["onnx"])
     for format, (extra, _) in _export_checks.EXTRAS.items():

@@ -56,8 +56,8 @@ def test_the_keras_3_model_of_the_guide_runs():
 
 
 def test_the_porting_snippets_name_real_functions():
-    from keras_rnnattn.utils import tfa_port
+    from keras_rnnattn.integrations import tfa as tfa_port
 
     text = GUIDE.read_text()
-    for name in re.findall(r"from keras_rnnattn\.utils\.tfa_port import (\w+)", text):
+    for name in re.findall(r"from keras_rnnattn\.integrations\.tfa import (\w+)", text):
         assert callable(getattr(tfa_port, name)), name

@@ -36,7 +36,7 @@ import re
 
 import pytest
 
-from keras_rnnattn.preset_catalog import headline_metric
+from keras_rnnattn.presets.catalog import headline_metric
 from tests.backends import on_one_backend
 
 pytestmark = on_one_backend  # no Keras: the same on every backend

@@ -49,7 +49,7 @@ def test_importing_after_keras_registers_every_class():
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     assert lines[0] == "True"
-    assert lines[1].startswith("Translator <class 'keras_rnnattn.preset_error")
+    assert lines[1].startswith("Translator <class 'keras_rnnattn.presets.error")
 
 
 def _application_models():
@@ -106,8 +106,8 @@ def test_any_module_may_be_imported_first():
         "keras_rnnattn.layers",
         "keras_rnnattn.layers.luong_attention",
         "keras_rnnattn.ops",
-        "keras_rnnattn.preset_mixin",
-        "keras_rnnattn.presets",  # load_preset finds the models this way
+        "keras_rnnattn.presets.mixin",
+        "keras_rnnattn.presets.saving",  # load_preset finds the models this way
         "keras_rnnattn.decoding",
         "keras_rnnattn.models.translator",
         "keras_rnnattn.text",
@@ -267,10 +267,10 @@ def test_the_package_has_no_import_circle():
 # The files outside `_backend/` that may call `backend()`, and why; each such
 # line says why in a comment on it or just above it.
 BACKEND_CALLS_ALLOWED = {
-    "keras_rnnattn/presets.py": "records the backend in metadata.json",
-    "keras_rnnattn/export.py": "exports from a TensorFlow subprocess on the other "
+    "keras_rnnattn/presets/saving.py": "records the backend in metadata.json",
+    "keras_rnnattn/export/exporter.py": "exports from a TensorFlow subprocess on the other "
     "backends",
-    "keras_rnnattn/_export_writers.py": "records the backend in the manifest",
+    "keras_rnnattn/export/writers.py": "records the backend in the manifest",
     "keras_rnnattn/demo.py": "prints the backend",
     "keras_rnnattn/training/history.py": "records the backend of each training call",
     "keras_rnnattn/decoding/sampling.py": "a seeded draw on TensorFlow names its "

@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from keras_rnnattn import preset_catalog
+from keras_rnnattn.presets import catalog as preset_catalog
 from tests.backends import on_one_backend
 from tests.preset_test_models import TinyClassifier, TinyTranslator
 
@@ -68,7 +68,7 @@ def test_beam_penalties_come_from_the_metrics(tmp_path):
 
 LIST_WITHOUT_KERAS = """
 import json, sys
-from keras_rnnattn import preset_catalog
+from keras_rnnattn.presets import catalog as preset_catalog
 details = preset_catalog.preset_details()
 print(json.dumps({
     "names": list(details),

@@ -15,8 +15,8 @@ import numpy as np
 import pytest
 
 from keras_rnnattn import presets
-from keras_rnnattn.preset_error import PresetError
-from keras_rnnattn.preset_mixin import PresetMixin
+from keras_rnnattn.presets.error import PresetError
+from keras_rnnattn.presets.mixin import PresetMixin
 from tests.preset_test_models import FEATURES, TinyClassifier, fitted_tokenizer
 
 COMMIT = "0123456789abcdef0123456789abcdef01234567"

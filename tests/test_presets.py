@@ -13,9 +13,11 @@ import keras
 import numpy as np
 import pytest
 
-from keras_rnnattn import preset_catalog, preset_files, presets
-from keras_rnnattn.preset_error import PresetError
-from keras_rnnattn.preset_mixin import PresetMixin
+from keras_rnnattn import presets
+from keras_rnnattn.presets import catalog as preset_catalog
+from keras_rnnattn.presets import files as preset_files
+from keras_rnnattn.presets.error import PresetError
+from keras_rnnattn.presets.mixin import PresetMixin
 from tests.backends import next_backend
 from tests.preset_test_models import (
     FEATURES,
@@ -602,7 +604,7 @@ def test_checkout_layout_and_search_order(tmp_path, monkeypatch, no_env):
 
 
 def test_repository_checkout_is_searched(no_env):
-    assert os.path.join(REPO, "saved_models") in presets._candidate_dirs()
+    assert os.path.join(REPO, "saved_models") in preset_catalog._candidate_dirs()
 
 
 # --- Packaging and the shipped presets ------------------------------------------------------
@@ -617,7 +619,7 @@ def test_pyproject_lists_every_package_and_maps_saved_models():
     )
     assert "packages" in setuptools, (
         "pyproject.toml must list the packages under [tool.setuptools] and map "
-        "saved_models/ to keras_rnnattn._saved_models (see keras_rnnattn/presets.py)"
+        "saved_models/ to keras_rnnattn._saved_models (see keras_rnnattn/presets/saving.py)"
     )
     listed = setuptools["packages"]
     assert sorted(p for p in listed if p != "keras_rnnattn._saved_models") == on_disk

@@ -280,7 +280,7 @@ def test_recipe_quick_run(recipe, corpus, tmp_path):
 NO_TF_SCRIPT = """
 import json, sys, time
 import keras_rnnattn.models
-from keras_rnnattn.preset_mixin import PresetMixin
+from keras_rnnattn.presets.mixin import PresetMixin
 assert "tensorflow" not in sys.modules, "imported by keras_rnnattn.models"
 times = {}
 for name in sys.argv[1:]:

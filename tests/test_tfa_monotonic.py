@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 from keras import ops
 
+from keras_rnnattn.integrations.tfa import set_tfa_weights
 from keras_rnnattn.layers import (
     AttentionDecoder,
     BahdanauMonotonicAttention,
@@ -24,7 +25,6 @@ from keras_rnnattn.layers import (
     LuongMonotonicAttention,
 )
 from keras_rnnattn.ops import monotonic_attention, safe_cumprod
-from keras_rnnattn.utils.tfa_port import set_tfa_weights
 
 FIXTURE = Path(__file__).resolve().parent / "fixtures" / "tfa" / "monotonic.npz"
 TOLERANCE = 1e-5

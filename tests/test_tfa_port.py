@@ -3,7 +3,7 @@
 The fixtures were computed by tensorflow-addons 0.23 itself
 (`scripts/tfa_reference.py`, whose docstring documents every key); the suite
 never imports tfa. Each `wrapper.npz` form is rebuilt as an `AttentionDecoder`,
-tfa's weights go in through `keras_rnnattn.utils.tfa_port.set_tfa_weights`
+tfa's weights go in through `keras_rnnattn.integrations.tfa.set_tfa_weights`
 (the documented mapping), and every step's output, attention vector and
 alignments, and the final state, must agree within 1e-5. `port.npz` is a small
 tfa NMT model trained in the tfa environment: ported, it translates its
@@ -18,8 +18,8 @@ import pytest
 from keras import ops
 
 from keras_rnnattn.decoding import beam_search, greedy_search
+from keras_rnnattn.integrations.tfa import set_tfa_weights
 from keras_rnnattn.layers import AttentionDecoder, BahdanauAttention, LuongAttention
-from keras_rnnattn.utils.tfa_port import set_tfa_weights
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "tfa"
 TOLERANCE = 1e-5

@@ -9,7 +9,7 @@ import time
 
 from keras_rnnattn.models import Translator, TranslatorEnsemble
 from keras_rnnattn.training import round_to_float16
-from keras_rnnattn.utils.processes import available_cpus, cpu_affinity, thread_env
+from keras_rnnattn.training.processes import available_cpus, cpu_affinity, thread_env
 
 TRAIN_SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "train.py")
 

@@ -2,7 +2,8 @@
 
 Each module imports its library only when used, and the library stays an
 optional dependency: `keras_rnnattn.integrations.misaki.MisakiFallback` is a
-fallback for misaki's English G2P (the phonemizer of the Kokoro TTS models).
+fallback for misaki's English G2P (the phonemizer of the Kokoro TTS models);
+`keras_rnnattn.integrations.tfa` ports trained `tfa.seq2seq` weights.
 """
 
-__all__ = ["misaki"]
+__all__ = ["misaki", "shape_buckets", "tfa"]

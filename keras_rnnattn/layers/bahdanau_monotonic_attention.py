@@ -41,7 +41,7 @@ class BahdanauMonotonicAttention(MonotonicScorer, BahdanauAttention):
     Weights port from tfa's mechanism: `memory_layer` → `key_dense`,
     `query_layer` → `query_dense`, `attention_v` → `v`, `attention_g` → `g`,
     `attention_b` → `b` (0 without `normalize`), `attention_score_bias` →
-    `score_bias` (`keras_rnnattn.utils.tfa_port.set_tfa_weights`).
+    `score_bias` (`keras_rnnattn.integrations.tfa.set_tfa_weights`).
 
     Args:
         units: int, the size of the hidden layer of the scoring network.

@@ -40,7 +40,7 @@ class LuongMonotonicAttention(MonotonicScorer, BaseAttention):
 
     Weights port from tfa's mechanism: `memory_layer` → `key_dense`,
     `attention_g` → `g`, `attention_score_bias` → `score_bias`
-    (`keras_rnnattn.utils.tfa_port.set_tfa_weights`).
+    (`keras_rnnattn.integrations.tfa.set_tfa_weights`).
 
     Args:
         scale: bool, multiply the score by a learned scalar g (tfa's).

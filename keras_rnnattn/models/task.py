@@ -18,7 +18,7 @@ from keras_rnnattn.models.endpoint import (  # noqa: F401 (re-exported)
     unflatten_state,
 )
 from keras_rnnattn.models.task_contract import TaskContract
-from keras_rnnattn.preset_mixin import PresetMixin
+from keras_rnnattn.presets.mixin import PresetMixin
 from keras_rnnattn.text import inputs as text_inputs
 from keras_rnnattn.text.serialization import deserialize_tokenizer, serialize_tokenizer
 

@@ -6,8 +6,8 @@ import warnings
 import keras
 import numpy as np
 
-from keras_rnnattn.preset_catalog import CONFIG_FILE, WEIGHTS_FILE
 from keras_rnnattn.presets import load_preset
+from keras_rnnattn.presets.catalog import CONFIG_FILE, WEIGHTS_FILE
 
 
 def average_weights(sources, template=None):

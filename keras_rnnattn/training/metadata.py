@@ -3,7 +3,7 @@
 import json
 from pathlib import Path
 
-from keras_rnnattn.preset_catalog import METADATA_FILE
+from keras_rnnattn.presets.catalog import METADATA_FILE
 
 # The keys of another run's metrics that `update_metadata(..., runs=...)` copies.
 RUN_KEYS = ("parameters", "epochs_run")

@@ -3,8 +3,8 @@
 import keras
 import numpy as np
 
-from keras_rnnattn.preset_catalog import find_preset, preset_metadata
 from keras_rnnattn.presets import load_preset, preset_tokenizers
+from keras_rnnattn.presets.catalog import find_preset, preset_metadata
 
 
 def init_from(model, preset_or_folder, extend_vocabulary=False):

@@ -13,7 +13,7 @@ from keras_rnnattn.models import (
 )
 from keras_rnnattn.models import task as task_module
 from keras_rnnattn.models.task import Endpoint, TextTask
-from keras_rnnattn.preset_mixin import PresetMixin
+from keras_rnnattn.presets.mixin import PresetMixin
 from keras_rnnattn.text import CharTokenizer, WordTokenizer
 
 TEXTS = ["a good film", "a bad film", "good good"]

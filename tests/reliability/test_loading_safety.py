@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from keras_rnnattn.models import AttentionClassifier, Translator
-from keras_rnnattn.preset_error import PresetError
+from keras_rnnattn.presets.error import PresetError
 from keras_rnnattn.text import CharTokenizer, WordTokenizer
 
 TEXTS = ["a good film", "a bad film", "good good", "bad"]

@@ -12,7 +12,7 @@ import pytest
 spm = pytest.importorskip("sentencepiece")
 
 from keras_rnnattn import export  # noqa: E402
-from keras_rnnattn._export_writers import write_tokenizers  # noqa: E402
+from keras_rnnattn.export.writers import write_tokenizers  # noqa: E402
 from keras_rnnattn.models import (  # noqa: E402
     AttentionClassifier,
     AttentiveLanguageModel,

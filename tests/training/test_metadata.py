@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from keras_rnnattn.preset_catalog import preset_metadata
+from keras_rnnattn.presets.catalog import preset_metadata
 from keras_rnnattn.training import metadata as metadata_module
 from keras_rnnattn.training import update_metadata
 from tests.backends import on_one_backend

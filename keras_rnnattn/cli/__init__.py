@@ -11,8 +11,8 @@ import os
 import sys
 import warnings
 
-from keras_rnnattn._cli_backend import PROG, CommandError
-from keras_rnnattn._cli_parser import build_parser
+from keras_rnnattn.cli.backend import PROG, CommandError
+from keras_rnnattn.cli.parser import build_parser
 
 __all__ = ["build_parser", "main"]
 
@@ -95,7 +95,3 @@ def _explain(error):
         code = 1
         message = f"{type(error).__name__}: {error} (run with --traceback to see where)"
     return code, " ".join(message.split()) or type(error).__name__
-
-
-if __name__ == "__main__":
-    sys.exit(main())

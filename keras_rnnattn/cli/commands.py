@@ -6,8 +6,8 @@ import os
 import subprocess
 import sys
 
-from keras_rnnattn._cli_backend import PROG, CommandError, import_backend
-from keras_rnnattn._cli_lines import FAILED, map_lines, progress, report_error
+from keras_rnnattn.cli.backend import PROG, CommandError, import_backend
+from keras_rnnattn.cli.lines import FAILED, map_lines, progress, report_error
 
 # The text method each command calls, and the command for each method.
 _COMMAND_OF_METHOD = {
@@ -54,7 +54,7 @@ def _line(result):
 
 def _find(preset):
     """The folder of a preset (name or path), found without importing Keras."""
-    from keras_rnnattn.preset_catalog import find_preset
+    from keras_rnnattn.presets.catalog import find_preset
 
     return find_preset(preset)
 
@@ -123,7 +123,7 @@ def _count(n):
 
 
 def cmd_presets(args):
-    from keras_rnnattn.preset_catalog import (
+    from keras_rnnattn.presets.catalog import (
         PRESETS_ENV,
         headline_metric,
         preset_details,
@@ -282,7 +282,7 @@ def cmd_generate(args):
 
 def applications_dir():
     """`applications/` of the source checkout (recipes are not installed)."""
-    package = os.path.dirname(os.path.abspath(__file__))
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     return os.path.join(os.path.dirname(package), "applications")
 
 

@@ -4,8 +4,8 @@ streamed as the lines come."""
 import sys
 import unicodedata
 
-from keras_rnnattn._cli_backend import PROG, CommandError
-from keras_rnnattn._cli_commands import _load
+from keras_rnnattn.cli.backend import PROG, CommandError
+from keras_rnnattn.cli.commands import _load
 
 # WORD: letters, with inner apostrophes, dots and hyphens kept in the word
 # (`it's`, `U.S.A`, `e-mail`, `Okonjo-Iweala`), as misaki's tokens are.

@@ -9,7 +9,7 @@ nor a backend is imported here.
 
 import os
 
-from keras_rnnattn.preset_error import PresetError
+from keras_rnnattn.presets.error import PresetError
 
 HUB_EXTRA = 'pip install "keras-rnnattn[hub]"'
 HANDLE_FORMS = (

@@ -9,15 +9,16 @@ and resolving a preset name (`keras-rnnattn presets`, the command line's
 import json
 import os
 
-from keras_rnnattn.preset_error import PresetError
-from keras_rnnattn.preset_hub import is_hub_handle, resolve_handle
+from keras_rnnattn.presets.error import PresetError
+from keras_rnnattn.presets.hub import is_hub_handle, resolve_handle
 
 PRESETS_ENV = "KERAS_RNNATTN_PRESETS"
 CONFIG_FILE = "config.json"
 WEIGHTS_FILE = "model.weights.h5"
 METADATA_FILE = "metadata.json"
 
-_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+# keras_rnnattn/, the folder above this one.
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 # --- Where presets live ---------------------------------------------------------
@@ -83,7 +84,7 @@ def find_preset(name_or_dir):
     `.` or `~`) or a `pathlib.Path` is always a path. A handle
     `hf://<owner>/<name>` or `kaggle://<owner>/<model>/keras/<variation>` is
     downloaded, or found in the hub client's cache, by
-    `keras_rnnattn.preset_hub.resolve_handle`.
+    `keras_rnnattn.presets.hub.resolve_handle`.
 
     Args:
         name_or_dir: str or path-like, a preset name (`"ding_de_en_bahdanau"`),

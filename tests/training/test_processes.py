@@ -7,8 +7,8 @@ import sys
 
 import pytest
 
-from keras_rnnattn.utils import processes
-from keras_rnnattn.utils.processes import available_cpus, cpu_affinity, thread_env
+from keras_rnnattn.training import processes
+from keras_rnnattn.training.processes import available_cpus, cpu_affinity, thread_env
 from tests.backends import on_one_backend
 
 pytestmark = on_one_backend  # no Keras: the same on every backend

@@ -3,8 +3,8 @@ command, each with its handler (`_cli_commands`)."""
 
 import argparse
 
-from keras_rnnattn._cli_backend import PROG
-from keras_rnnattn._cli_commands import (
+from keras_rnnattn.cli.backend import PROG
+from keras_rnnattn.cli.commands import (
     cmd_classify,
     cmd_export,
     cmd_generate,
@@ -14,8 +14,8 @@ from keras_rnnattn._cli_commands import (
     cmd_train,
     cmd_translate,
 )
-from keras_rnnattn._cli_pronounce import cmd_pronounce
-from keras_rnnattn._export_checks import FORMATS
+from keras_rnnattn.cli.pronounce import cmd_pronounce
+from keras_rnnattn.export.checks import FORMATS
 
 
 class _Parser(argparse.ArgumentParser):

@@ -7,8 +7,8 @@ import hashlib
 import os
 import warnings
 
-from keras_rnnattn.preset_catalog import METADATA_FILE, WEIGHTS_FILE
-from keras_rnnattn.preset_error import PresetError
+from keras_rnnattn.presets.catalog import METADATA_FILE, WEIGHTS_FILE
+from keras_rnnattn.presets.error import PresetError
 
 _LFS_POINTER = b"version https://git-lfs"
 
@@ -136,7 +136,7 @@ def check_preset_files(path, metadata):
     >>> check_preset_files(folder, {"files": files})
     Traceback (most recent call last):
     ...
-    keras_rnnattn.preset_error.PresetError: ...tokenizer.json has 7 bytes but metadata.json records 18: ...
+    keras_rnnattn.presets.error.PresetError: ...tokenizer.json has 7 bytes but metadata.json records 18: ...
     """
     check_weights_file(path, metadata)
     _check_recorded_files(path, metadata)

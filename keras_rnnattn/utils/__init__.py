@@ -1,1 +1,0 @@
-"""Small helpers without Keras: worker processes (`processes`)."""
