@@ -219,12 +219,16 @@ def ms_per_step(args, size, beam_size):
 
 
 def worker(args):
+    from keras_rnnattn._backend import torch_options
+
+    # The compiled loop's steps one call each, or as one while_loop.
+    with torch_options(whole_loop=not args.step_by_step):
+        measure(args)
+
+
+def measure(args):
     import numpy as np
 
-    if args.step_by_step:
-        from keras_rnnattn._backend import whole_loop
-
-        whole_loop.ENABLED = False
     model = build_model()
     if args.jit_compile:
         model.compile(jit_compile=True)  # torch: the decoding steps compiled

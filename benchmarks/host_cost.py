@@ -39,14 +39,20 @@ def worker(args):
     import keras
     from seq2seq_train import CONFIGS, keras_trainer, pytorch_trainer
 
+    from keras_rnnattn._backend import torch_options
+
     if keras.backend.backend() == "torch":
-        from keras_rnnattn._backend import torch_fused_rnn
-        from keras_rnnattn._backend.torch_rnn_op import _operators
+        from keras_rnnattn._backend.experimental.torch_rnn_op import _operators
+        from keras_rnnattn._backend.kernels import torch_fused_rnn
 
         torch_fused_rnn.OUTSIDE_GRAPH_FROM = 0  # a large layer's path
-        torch_fused_rnn.AS_OPERATOR = not args.graph_break
         _operators()  # defined before the step is traced
-    config = CONFIGS[args.run]
+    with torch_options(rnn_operator=not args.graph_break):
+        measure(args, CONFIGS[args.run], keras_trainer, pytorch_trainer)
+
+
+def measure(args, config, keras_trainer, pytorch_trainer):
+    """Prints the seconds per step of the Translator and of plain PyTorch."""
     trainers = {
         "keras": keras_trainer(config, SIZE, args.steps, args.jit_compile or "auto"),
         "pytorch": pytorch_trainer(config, SIZE, args.steps),
@@ -74,7 +80,7 @@ def report(results, args):
         f"path of large ones, against its plain PyTorch model, {args.steps} steps a "
         f"window, the median of {args.windows} windows after two warm-up windows, "
         f"one thread. Compiled torch with the fused kernel as an `operator` of the "
-        f"graph (`torch_fused_rnn.AS_OPERATOR`) or at a `graph break` (the "
+        f"graph (`torch_options(rnn_operator=True)`) or at a `graph break` (the "
         f"default).\n"
     )
     print(

@@ -373,22 +373,20 @@ def check_bfloat16(quick):
 def jit_throughput(model, quick, captured=False):
     """`preset_throughput` with the model compiled with `jit_compile=True`
     (and, where `captured`, its decoding loops' blocks replayed from CUDA
-    graphs: `captured_loop.ENABLED`)."""
+    graphs: `torch_options(cuda_graphs=True)`)."""
     with compiled_decoding(model, captured):
         return preset_throughput(model, quick)
 
 
 @contextlib.contextmanager
 def compiled_decoding(model, captured):
-    from keras_rnnattn._backend import captured_loop
+    from keras_rnnattn._backend import torch_options
 
-    enabled = captured_loop.ENABLED
     model.compile(jit_compile=True)
-    captured_loop.ENABLED = captured
     try:
-        yield
+        with torch_options(cuda_graphs=captured):
+            yield
     finally:
-        captured_loop.ENABLED = enabled
         model.compile(jit_compile=False)
 
 
@@ -420,14 +418,21 @@ def check_captured_decoding(model, reference, quick):
 def check_speed(quick, steps, windows, jit_compile=False, as_operator=False):
     """Training speed rows; `as_operator`: torch's large recurrent layers as
     operators of the compiled step's graph rather than at graph breaks."""
+    from keras_rnnattn._backend import torch_options
+
+    if as_operator:
+        from keras_rnnattn._backend.experimental import torch_rnn_op
+
+        torch_rnn_op._operators()  # defined before the step is traced
+    with torch_options(rnn_operator=as_operator):
+        return speed_rows(quick, steps, windows, jit_compile, as_operator)
+
+
+def speed_rows(quick, steps, windows, jit_compile, as_operator):
+    """`check_speed`'s rows under the torch options in force."""
     import keras
     import torch
 
-    if as_operator:
-        from keras_rnnattn._backend import torch_fused_rnn, torch_rnn_op
-
-        torch_fused_rnn.AS_OPERATOR = True
-        torch_rnn_op._operators()  # defined before the step is traced
     device = "cuda" if torch.cuda.is_available() else "cpu"
     size = SPEED_SIZES["quick" if quick else "full"]
     rows = []
@@ -479,7 +484,7 @@ def check_fused_rnn():
     import numpy as np
     import torch
 
-    from keras_rnnattn._backend.torch_rnn_op import _operators, fused_rnn
+    from keras_rnnattn._backend.experimental.torch_rnn_op import _operators, fused_rnn
 
     _operators()  # defined at import on a GPU; here for the CPU fallback
 
@@ -864,7 +869,7 @@ def main(argv=None):
         "--operator-ab",
         action="store_true",
         help="torch: time the compiled train steps again with the large recurrent "
-        "layers as operators of the graph (torch_fused_rnn.AS_OPERATOR = True)",
+        "layers as operators of the graph (torch_options(rnn_operator=True))",
     )
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--report", help=argparse.SUPPRESS)

@@ -67,20 +67,20 @@ def test_device_scalar_is_the_number(value, dtype):
     "name",
     [
         "keras_rnnattn.ops",
-        "keras_rnnattn._backend.fused_dense",
-        "keras_rnnattn._backend.scalars",
-        "keras_rnnattn._backend.best_tokens",
-        "keras_rnnattn._backend.additive_scores",
-        "keras_rnnattn._backend.loops",
-        "keras_rnnattn._backend.cross_entropy",
-        "keras_rnnattn._backend.torch_cross_entropy",
-        "keras_rnnattn._backend.tf_cross_entropy",
-        "keras_rnnattn._backend.jax_lstm",
-        "keras_rnnattn._backend.tf_lstm",
-        "keras_rnnattn._backend.tf_gru",
-        "keras_rnnattn._backend.log_mean_exp",
-        "keras_rnnattn._backend.fast_tanh",
-        "keras_rnnattn._backend.torch_rnn_op",
+        "keras_rnnattn._backend.kernels.fused_dense",
+        "keras_rnnattn._backend.decoding.scalars",
+        "keras_rnnattn._backend.decoding.best_tokens",
+        "keras_rnnattn._backend.kernels.additive_scores",
+        "keras_rnnattn._backend.decoding.loops",
+        "keras_rnnattn._backend.kernels.cross_entropy",
+        "keras_rnnattn._backend.kernels.torch_cross_entropy",
+        "keras_rnnattn._backend.kernels.tf_cross_entropy",
+        "keras_rnnattn._backend.kernels.jax_lstm",
+        "keras_rnnattn._backend.kernels.tf_lstm",
+        "keras_rnnattn._backend.kernels.tf_gru",
+        "keras_rnnattn._backend.kernels.log_mean_exp",
+        "keras_rnnattn._backend.kernels.fast_tanh",
+        "keras_rnnattn._backend.experimental.torch_rnn_op",
     ],
 )
 def test_ops_docstring_examples_run(name):
@@ -114,7 +114,7 @@ def test_best_log_probs_is_the_log_softmax_of_the_best_token():
 
 
 def test_additive_scores_are_the_product_by_v_and_its_gradient():
-    from keras_rnnattn._backend import additive_scores
+    from keras_rnnattn._backend.kernels import additive_scores
 
     rng = np.random.default_rng(0)
     hidden = np.tanh(rng.normal(size=(3, 2, 5, 8))).astype("float32")
@@ -207,7 +207,7 @@ def test_best_tokens_take_the_first_of_tied_maxima():
     # Rows with their maximum at several tokens: the first is taken (TensorFlow
     # and JAX's top_k, torch's argmax eagerly and its integer minimum
     # compiled). A row of NaN gives a token in range.
-    from keras_rnnattn._backend import best_tokens
+    from keras_rnnattn._backend.decoding import best_tokens
 
     logits = np.zeros((3, 40), "float32")
     logits[0, [7, 21, 39]] = 2.0
@@ -285,7 +285,7 @@ def test_tf_cross_entropy_gradient_in_place_and_by_scatter(monkeypatch, limit):
     # same gradient.
     import tensorflow as tf
 
-    from keras_rnnattn._backend import tf_cross_entropy
+    from keras_rnnattn._backend.kernels import tf_cross_entropy
 
     if limit is not None:
         monkeypatch.setattr(tf_cross_entropy, "INPLACE_LIMIT", limit)
@@ -334,7 +334,7 @@ def test_torch_cross_entropy_equals_pytorchs_and_runs_its_backward_once():
     # the error that names the fix, not a wrong gradient.
     import torch
 
-    from keras_rnnattn._backend.torch_cross_entropy import (
+    from keras_rnnattn._backend.kernels.torch_cross_entropy import (
         sparse_cross_entropy_torch,
     )
 
@@ -373,7 +373,7 @@ def test_torch_cross_entropy_equals_pytorchs_and_runs_its_backward_once():
 def test_log_mean_exp_is_numpys_mean_probability():
     # An ensemble's mean of its members' probabilities, with tokens that one
     # member or every member rules out (-inf) and members far apart.
-    from keras_rnnattn._backend import log_mean_exp
+    from keras_rnnattn._backend.kernels import log_mean_exp
 
     rng = np.random.default_rng(3)
     members = [
@@ -408,7 +408,7 @@ def test_eager_log_mean_exp_folds_members_in_without_stacking_them():
     import torch
     from torch.profiler import profile
 
-    from keras_rnnattn._backend import log_mean_exp
+    from keras_rnnattn._backend.kernels import log_mean_exp
 
     members = [torch.randn(4, 30).log_softmax(-1) for _ in range(3)]
     with profile() as run:
@@ -428,7 +428,7 @@ def test_compiled_functions_trace_the_python_as_written():
     written on JAX and TensorFlow alike: a Python `if` on a tensor's value is an
     error on both (TensorFlow's AutoGraph would otherwise rewrite it into a
     `tf.cond` on TensorFlow only), and `ops.cond` is the branch of both."""
-    from keras_rnnattn._backend.jit import compiled
+    from keras_rnnattn._backend.decoding.jit import compiled
 
     model = keras.layers.Dense(2)
     model.build((None, 3))

@@ -21,35 +21,49 @@ inference computes tanh, whether loading a preset
 skips the variables' initializers, and a scalar made on the device rather than
 copied from the host, the name of the accelerator a training run records, and
 the global random generator a resumed run restores.
+
+It is in parts: `kernels/` (which op computes a layer's or a loss's numbers),
+`decoding/` (how a generation loop runs), `experimental/` (torch paths off by
+default until a GPU check decides), `options.py` (`TorchOptions`, the torch
+paths taken, set in a block with `torch_options(...)`, never by flipping a
+module's global) and `_torch_private.py` (the one fence around torch's private
+names). This module is the face: the rest of the package imports from here.
 """
 
-from keras_rnnattn._backend.adam import (
-    adam_update,
-    adam_variable_update,
-    clip_by_global_norm,
-    clip_by_norm,
+from keras_rnnattn._backend.decoding.best_tokens import (
+    best_log_probs,
+    best_tokens,
+    op_by_op,
 )
-from keras_rnnattn._backend.additive_scores import additive_energies, additive_scores
-from keras_rnnattn._backend.best_tokens import best_log_probs, best_tokens, op_by_op
-from keras_rnnattn._backend.cross_entropy import sparse_cross_entropy
-from keras_rnnattn._backend.device import accelerator_name
-from keras_rnnattn._backend.fast_tanh import tanh, tanh_for
-from keras_rnnattn._backend.fused_dense import dense_2d, dense_plus, linear
-from keras_rnnattn._backend.initializers import initializers_compile
-from keras_rnnattn._backend.jit import (
+from keras_rnnattn._backend.decoding.jit import (
     compiled,
     cond_differentiable,
     no_grad,
     own_trace_counts,
 )
-from keras_rnnattn._backend.log_mean_exp import log_mean_exp
-from keras_rnnattn._backend.loops import (
+from keras_rnnattn._backend.decoding.loops import (
     compiled_stage,
     compiled_steps,
     decoding_loop,
 )
-from keras_rnnattn._backend.rng_state import global_rng_state, set_global_rng_state
-from keras_rnnattn._backend.rnn_kernels import (
+from keras_rnnattn._backend.decoding.scalars import device_scalar
+from keras_rnnattn._backend.device import accelerator_name
+from keras_rnnattn._backend.initializers import initializers_compile
+from keras_rnnattn._backend.kernels.adam import (
+    adam_update,
+    adam_variable_update,
+    clip_by_global_norm,
+    clip_by_norm,
+)
+from keras_rnnattn._backend.kernels.additive_scores import (
+    additive_energies,
+    additive_scores,
+)
+from keras_rnnattn._backend.kernels.cross_entropy import sparse_cross_entropy
+from keras_rnnattn._backend.kernels.fast_tanh import tanh, tanh_for
+from keras_rnnattn._backend.kernels.fused_dense import dense_2d, dense_plus, linear
+from keras_rnnattn._backend.kernels.log_mean_exp import log_mean_exp
+from keras_rnnattn._backend.kernels.rnn_kernels import (
     gate_step,
     loops_in_python,
     own_rnn_kernels,
@@ -57,9 +71,17 @@ from keras_rnnattn._backend.rnn_kernels import (
     run_rnn,
     time_loop,
 )
-from keras_rnnattn._backend.scalars import device_scalar
+from keras_rnnattn._backend.options import (
+    TorchOptions,
+    current_torch_options,
+    torch_options,
+)
+from keras_rnnattn._backend.rng_state import global_rng_state, set_global_rng_state
 
 __all__ = [
+    "TorchOptions",
+    "current_torch_options",
+    "torch_options",
     "accelerator_name",
     "adam_update",
     "adam_variable_update",

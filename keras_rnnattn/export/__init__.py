@@ -37,13 +37,13 @@ TensorFlow subprocess exports it: torch has no SavedModel path, and JAX's
 (`vhlo.composite_v2`, from `lax.top_k` in the decode loops).
 """
 
-from keras_rnnattn.export.checks import FORMATS
+from keras_rnnattn.export.checks import FORMATS  # noqa: F401 (re-exported)
 
 # Exporting needs Keras: it loads from `exporter` on first use, so that the
 # CLI's parser reads FORMATS without Keras.
-_EXPORTER = ("MANIFEST", "export_model", "export_preset", "load_manifest", "main")
+_EXPORTER = ("MANIFEST", "export_model", "export_preset", "main")
 
-__all__ = ["FORMATS", *_EXPORTER]
+__all__ = ["export_model", "export_preset"]
 
 
 def __getattr__(name):

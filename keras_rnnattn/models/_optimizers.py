@@ -21,7 +21,7 @@ class InPlaceAdam(keras.optimizers.Adam):
     Keras's Adam makes new tensors the size of the weights for each of its
     element-wise ops on eager torch and on TensorFlow (five a step, and its
     global norm clipping two more). Here the update is one kernel per weight
-    where the backend has one (`keras_rnnattn._backend.adam`): on torch the
+    where the backend has one (`keras_rnnattn._backend.kernels.adam`): on torch the
     fused CPU kernel of `torch.optim.Adam(fused=True)` (in-place `_foreach_`
     ops on an accelerator and under `torch.compile`), with clipping in place
     as `torch.nn.utils.clip_grad_norm_`; on TensorFlow `ResourceApplyAdam`.

@@ -86,7 +86,7 @@ __all__ = [
     "preset_dirs",
     "preset_length_penalty",
     "preset_metadata",
-    *_SAVING,
+    *(name for name in _SAVING if not name.isupper()),
 ]
 
 

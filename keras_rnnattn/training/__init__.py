@@ -6,39 +6,39 @@ and returns the run's metrics, a run's folder of checkpoints to resume it and
 average its last epochs, starting from a preset's weights, the record of how
 weights were trained, float16 rounding of the weights as a preset stores
 them, and updates of a preset's `metadata.json`. The recipes in
-`applications/` are built on it.
+`applications/` are built on it. Each name loads its module on first use,
+so that `keras_rnnattn.training.processes` (thread settings for worker
+processes) imports without Keras.
 """
 
-from keras_rnnattn.callbacks import TimeBudget
-from keras_rnnattn.training.averaging import average_weights
-from keras_rnnattn.training.budget_callbacks import BudgetCallbacks
-from keras_rnnattn.training.call_budget import CallBudget
-from keras_rnnattn.training.fit import fit_best
-from keras_rnnattn.training.float16 import round_to_float16
-from keras_rnnattn.training.history import (
-    call_record,
-    describe_device,
-    training_history,
-)
-from keras_rnnattn.training.metadata import update_metadata
-from keras_rnnattn.training.optimizer import adam_with_ema
-from keras_rnnattn.training.schedules import linear_decay
-from keras_rnnattn.training.training_run import TrainingRun
-from keras_rnnattn.training.warm_start import init_from
+import importlib
 
-__all__ = [
-    "BudgetCallbacks",
-    "CallBudget",
-    "TimeBudget",
-    "TrainingRun",
-    "adam_with_ema",
-    "average_weights",
-    "call_record",
-    "describe_device",
-    "fit_best",
-    "init_from",
-    "linear_decay",
-    "round_to_float16",
-    "training_history",
-    "update_metadata",
-]
+# Each public name and the module that defines it.
+_HOMES = {
+    "BudgetCallbacks": "keras_rnnattn.training.budget_callbacks",
+    "CallBudget": "keras_rnnattn.training.call_budget",
+    "TimeBudget": "keras_rnnattn.callbacks",
+    "TrainingRun": "keras_rnnattn.training.training_run",
+    "adam_with_ema": "keras_rnnattn.training.optimizer",
+    "average_weights": "keras_rnnattn.training.averaging",
+    "call_record": "keras_rnnattn.training.history",
+    "describe_device": "keras_rnnattn.training.history",
+    "fit_best": "keras_rnnattn.training.fit",
+    "init_from": "keras_rnnattn.training.warm_start",
+    "linear_decay": "keras_rnnattn.training.schedules",
+    "round_to_float16": "keras_rnnattn.training.float16",
+    "training_history": "keras_rnnattn.training.history",
+    "update_metadata": "keras_rnnattn.training.metadata",
+}
+
+__all__ = sorted(_HOMES)
+
+
+def __getattr__(name):
+    if name in _HOMES:
+        return getattr(importlib.import_module(_HOMES[name]), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(__all__))

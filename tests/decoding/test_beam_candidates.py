@@ -7,7 +7,7 @@ import pytest
 from decoding_helpers import MemoryModel, jit
 from keras import ops
 
-from keras_rnnattn._backend.loops import step_wrapper
+from keras_rnnattn._backend.decoding.loops import step_wrapper
 from keras_rnnattn.decoding import _beam_candidates, beam_search
 from keras_rnnattn.decoding._beam_candidates import best_candidates
 

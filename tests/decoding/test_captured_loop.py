@@ -9,8 +9,9 @@ import numpy as np
 import pytest
 from keras import ops
 
-from keras_rnnattn._backend import captured_loop, loops
-from keras_rnnattn._backend.loops import decoding_loop, step_wrapper
+from keras_rnnattn._backend.decoding import loops
+from keras_rnnattn._backend.decoding.loops import decoding_loop, step_wrapper
+from keras_rnnattn._backend.experimental import captured_loop
 from keras_rnnattn.models import Translator
 from keras_rnnattn.text import WordTokenizer
 

@@ -8,7 +8,7 @@ import pytest
 from decoding_helpers import convert_and_run, jit
 from keras import ops
 
-from keras_rnnattn._backend.loops import STOP_CHECK_EVERY, decoding_loop
+from keras_rnnattn._backend.decoding.loops import STOP_CHECK_EVERY, decoding_loop
 from keras_rnnattn.decoding import continuous, continuous_decode
 from keras_rnnattn.layers import AttentionDecoder, LocationSensitiveAttention
 from tests.backends import on_one_backend

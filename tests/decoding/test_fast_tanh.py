@@ -4,8 +4,8 @@ import keras
 import numpy as np
 import pytest
 
-from keras_rnnattn._backend import fast_tanh
-from keras_rnnattn._backend.fast_tanh import rational_tanh
+from keras_rnnattn._backend.kernels import fast_tanh
+from keras_rnnattn._backend.kernels.fast_tanh import rational_tanh
 
 
 def _grid():

@@ -6,7 +6,8 @@ import keras
 import numpy as np
 import pytest
 
-from keras_rnnattn._backend import linear, onednn_linear
+from keras_rnnattn._backend import linear
+from keras_rnnattn._backend.kernels import onednn_linear
 from keras_rnnattn.models import Translator
 from keras_rnnattn.ops import dense_2d
 from keras_rnnattn.text import WordTokenizer
@@ -250,7 +251,7 @@ def test_jit_compile_runs_the_op_inside_inductors_loop(monkeypatch):
     # calls the op at every step; greedy tokens and scores as eager ATen's.
     import torch
 
-    from keras_rnnattn._backend import whole_loop
+    from keras_rnnattn._backend.decoding import whole_loop
 
     _needs_onednn()
     tokenizer = WordTokenizer().fit(["a b c d e f g h"])
@@ -286,7 +287,8 @@ def test_an_inference_gru_by_steps_gives_the_stock_layers_outputs(
     # given initial state too.
     import torch
 
-    from keras_rnnattn._backend import rnn_kernels, run_rnn
+    from keras_rnnattn._backend import run_rnn
+    from keras_rnnattn._backend.kernels import rnn_kernels
 
     rows, units = 4, 8
     threads = torch.get_num_threads()
@@ -321,7 +323,8 @@ def test_a_compiled_inference_gru_runs_by_steps_through_the_op(
     # A traced train step keeps `torch.gru`.
     import torch
 
-    from keras_rnnattn._backend import rnn_kernels, run_rnn
+    from keras_rnnattn._backend import run_rnn
+    from keras_rnnattn._backend.kernels import rnn_kernels
 
     rows, units = 4, 8
     gru = keras.layers.GRU(units, return_sequences=True)

@@ -160,7 +160,7 @@ def test_the_torch_beam_step_is_traced_once_for_every_alpha():
     import torch
     from torch._dynamo.utils import counters
 
-    from keras_rnnattn._backend.loops import step_wrapper
+    from keras_rnnattn._backend.decoding.loops import step_wrapper
 
     model, source = small_translator()
     want = {alpha: alpha_baked_in(model, source, alpha) for alpha in ALPHAS}

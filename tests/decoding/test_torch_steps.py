@@ -6,8 +6,8 @@ import keras
 import numpy as np
 import pytest
 
-from keras_rnnattn._backend import whole_loop
-from keras_rnnattn._backend.loops import step_wrapper
+from keras_rnnattn._backend.decoding import whole_loop
+from keras_rnnattn._backend.decoding.loops import step_wrapper
 from keras_rnnattn.models import Translator
 from keras_rnnattn.text import WordTokenizer
 
@@ -223,7 +223,7 @@ def test_steps_after_the_second_check_only_the_guards_that_tell_versions_apart()
     # when the loop stops early.
     import torch
 
-    from keras_rnnattn._backend import loops
+    from keras_rnnattn._backend.decoding import loops
 
     def skipping():
         return torch._dynamo.eval_frame._stance.skip_guard_eval_unsafe
@@ -260,7 +260,7 @@ def test_a_wrapped_step_computes_the_next_steps_condition():
     # With a step wrapper (a compiled step), `cond` runs once before the loop
     # and then inside each wrapped step, on that step's outputs: no eager call
     # between two steps. The loop stops where `while_loop` does.
-    from keras_rnnattn._backend import loops
+    from keras_rnnattn._backend.decoding import loops
 
     inside, calls = [False], []
 
@@ -297,7 +297,7 @@ def test_compiled_steps_of_several_models_and_searches_keep_their_own_results():
     # `jit_compile=True`'s inductor, without generating code.)
     import torch
 
-    from keras_rnnattn._backend import loops
+    from keras_rnnattn._backend.decoding import loops
 
     tokenizer = WordTokenizer().fit(["a b c d e f g h"])
     models = []
@@ -329,7 +329,7 @@ def test_the_fast_cpu_kernel_settings_hold_only_inside_compiled_steps():
     # so the user's own `torch.compile` calls keep inductor's defaults.
     import torch._inductor.config as inductor
 
-    from keras_rnnattn._backend.loops import compiled_steps
+    from keras_rnnattn._backend.decoding.loops import compiled_steps
 
     keys = [
         key

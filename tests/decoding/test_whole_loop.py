@@ -8,8 +8,8 @@ import keras
 import numpy as np
 import pytest
 
-from keras_rnnattn._backend import loops, whole_loop
-from keras_rnnattn._backend.loops import decoding_loop, step_wrapper
+from keras_rnnattn._backend.decoding import loops, whole_loop
+from keras_rnnattn._backend.decoding.loops import decoding_loop, step_wrapper
 from keras_rnnattn.models import Translator
 from keras_rnnattn.text import WordTokenizer
 

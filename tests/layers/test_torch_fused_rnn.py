@@ -4,7 +4,9 @@ import keras
 import numpy as np
 import pytest
 
-from keras_rnnattn._backend import run_rnn, torch_fused_rnn, torch_rnn_op
+from keras_rnnattn._backend import run_rnn, torch_options
+from keras_rnnattn._backend.experimental import torch_rnn_op
+from keras_rnnattn._backend.kernels import torch_fused_rnn
 
 pytestmark = pytest.mark.skipif(
     keras.backend.backend() != "torch", reason="torch.compile of the fused kernel"
@@ -45,7 +47,14 @@ def loss_and_gradients(rnn, x, compile_fn=None):
     return float(loss.detach()), [g.detach().numpy() for g in grads], names
 
 
-@pytest.mark.parametrize("as_operator", [True, False])
+@pytest.fixture
+def as_operator(request):
+    """Large recurrent layers as operators of the compiled graph, or at breaks."""
+    with torch_options(rnn_operator=request.param):
+        yield request.param
+
+
+@pytest.mark.parametrize("as_operator", [True, False], indirect=True)
 @pytest.mark.parametrize("layer_cls", [keras.layers.GRU, keras.layers.LSTM])
 def test_a_large_layer_trained_under_torch_compile_calls_the_fused_kernel(
     layer_cls, as_operator, monkeypatch
@@ -53,14 +62,13 @@ def test_a_large_layer_trained_under_torch_compile_calls_the_fused_kernel(
     # AOTAutograd unrolls `torch.gru`/`torch.lstm` into its steps; a layer from
     # OUTSIDE_GRAPH_FROM multiply-adds per step runs the fused kernel (forward
     # and backward) as one operator of the graph (`torch_rnn_op`: oneDNN's
-    # LSTM layer, or `torch.gru` recomputed) or, without AS_OPERATOR, at a
+    # LSTM layer, or `torch.gru` recomputed) or, without `rnn_operator`, at a
     # graph break, to the eager loss and gradients. A smaller one stays in the
     # graph, unrolled, to the same numbers.
     import torch
 
     kernel = {keras.layers.GRU: "aten::gru", keras.layers.LSTM: "aten::lstm"}
     kernel = kernel[layer_cls]
-    monkeypatch.setattr(torch_fused_rnn, "AS_OPERATOR", as_operator)
     torch_rnn_op._operators()  # defined before tracing
     rnn, x = layer_and_inputs(layer_cls)
     want_loss, want_grads, eager_ops = loss_and_gradients(rnn, x)
@@ -107,7 +115,7 @@ def test_without_gradients_the_layer_compiles_in_one_graph(monkeypatch):
     np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-5, atol=1e-6)
 
 
-@pytest.mark.parametrize("as_operator", [True, False])
+@pytest.mark.parametrize("as_operator", [True, False], indirect=True)
 def test_a_translator_breaks_its_compiled_graph_only_at_the_fused_call(
     as_operator, monkeypatch
 ):
@@ -126,7 +134,6 @@ def test_a_translator_breaks_its_compiled_graph_only_at_the_fused_call(
     from keras_rnnattn.text import WordTokenizer
 
     monkeypatch.setattr(torch_fused_rnn, "OUTSIDE_GRAPH_FROM", 0)
-    monkeypatch.setattr(torch_fused_rnn, "AS_OPERATOR", as_operator)
     torch_rnn_op._operators()  # defined before tracing
     tokenizer = WordTokenizer().fit(["a b c d e f g h"])
     keras.utils.set_random_seed(0)

@@ -55,7 +55,7 @@ def test_fused_rnn_compiles_as_one_graph_to_the_kernels_gradients(kind):
     # the gradients of every input, state and weight.
     import torch
 
-    from keras_rnnattn._backend.torch_rnn_op import _operators, fused_rnn
+    from keras_rnnattn._backend.experimental.torch_rnn_op import _operators, fused_rnn
 
     _operators()  # defined before tracing (defining them breaks the graph)
     want_y, want_grads = output_and_gradients(torch_rnn, kind)
@@ -74,7 +74,7 @@ def test_the_recomputing_operator_gives_an_lstms_gradients():
     # bfloat16): the forward without recording, the backward recomputing it.
     import torch
 
-    from keras_rnnattn._backend.torch_rnn_op import _operators
+    from keras_rnnattn._backend.experimental.torch_rnn_op import _operators
 
     recompute = _operators()["rnn_recompute"]
 
@@ -100,7 +100,7 @@ def test_the_operators_pass_torchs_opcheck(name, kind):
     # check that compares every output of two runs.
     import torch
 
-    from keras_rnnattn._backend.torch_rnn_op import _operators
+    from keras_rnnattn._backend.experimental.torch_rnn_op import _operators
 
     x, states, params = make_arguments(kind)
     if name == "mkldnn_lstm":
@@ -120,7 +120,10 @@ def test_the_workspace_size_is_the_kernels():
     # real oneDNN kernel writes (a wrong one fails inductor's size assert).
     import torch
 
-    from keras_rnnattn._backend.torch_rnn_op import _operators, _workspace_size
+    from keras_rnnattn._backend.experimental.torch_rnn_op import (
+        _operators,
+        _workspace_size,
+    )
 
     x, states, params = make_arguments("lstm")
     x = x.transpose(0, 1).contiguous()  # (T, B, input_dim)

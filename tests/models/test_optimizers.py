@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from keras import ops
 
-from keras_rnnattn._backend import adam as adam_kernels
+from keras_rnnattn._backend.kernels import adam as adam_kernels
 from keras_rnnattn.models import _optimizers
 from keras_rnnattn.models._optimizers import InPlaceAdam
 

@@ -47,7 +47,7 @@ def dense_2d(layer, x):
         return layer(x)
     import torch
 
-    from keras_rnnattn._backend.onednn_linear import onednn_dense, uses_onednn
+    from keras_rnnattn._backend.kernels.onednn_linear import onednn_dense, uses_onednn
 
     dtype = layer.compute_dtype
     bias, x, kernel = (ops.cast(t, dtype) for t in (layer.bias, x, layer.kernel))
@@ -127,7 +127,10 @@ def linear(x, kernel, bias=None):
     array([3., 4., 5., 6.], dtype=float32)
     """
     if keras.backend.backend() == "torch" and not _grad_enabled():
-        from keras_rnnattn._backend.onednn_linear import onednn_dense, uses_onednn
+        from keras_rnnattn._backend.kernels.onednn_linear import (
+            onednn_dense,
+            uses_onednn,
+        )
 
         x, kernel = ops.convert_to_tensor(x), ops.convert_to_tensor(kernel)
         if bias is not None:

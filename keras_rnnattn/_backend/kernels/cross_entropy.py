@@ -3,7 +3,9 @@
 import keras
 from keras import ops
 
-from keras_rnnattn._backend.torch_cross_entropy import sparse_cross_entropy_torch
+from keras_rnnattn._backend.kernels.torch_cross_entropy import (
+    sparse_cross_entropy_torch,
+)
 
 
 def sparse_cross_entropy(labels, logits):
@@ -44,7 +46,9 @@ def sparse_cross_entropy(labels, logits):
             ops.convert_to_tensor(labels), ops.convert_to_tensor(logits)
         )
     if keras.backend.backend() == "tensorflow":
-        from keras_rnnattn._backend.tf_cross_entropy import sparse_cross_entropy_tf
+        from keras_rnnattn._backend.kernels.tf_cross_entropy import (
+            sparse_cross_entropy_tf,
+        )
 
         return sparse_cross_entropy_tf(labels, logits)
     if keras.backend.backend() != "jax":

@@ -2,8 +2,6 @@
 captured CUDA graph, a block of steps a replay, between two reads of the
 stop condition."""
 
-# Whether `compiled_steps` replays a CUDA loop's steps from a captured graph.
-ENABLED = False
 # The fewest blocks left in a loop for capturing to be worth it: capturing a
 # block costs the host what running it step by step does.
 MIN_BLOCKS = 2

@@ -19,7 +19,7 @@ with the graph break. A decoding search (no gradients) keeps the layer in its
 compiled encoder (one graph: `tests/decoding/test_torch_steps.py`), a GRU there
 as its steps where they multiply in oneDNN (`rnn_kernels._gru_by_steps`).
 
-With `AS_OPERATOR` the large layer is instead one operator of the compiled
+With `torch_options(rnn_operator=True)` the large layer is instead one operator of the compiled
 graph (`torch_rnn_op.fused_rnn`: cuDNN's kernels on a GPU, oneDNN's LSTM on the
 CPU, both with their own backward): each graph break costs the host Dynamo's
 guards and another compiled forward and backward at every step, and on a GPU
@@ -37,17 +37,15 @@ forward pass for the backward, 30% slower (input feeding's big step:
 
 import keras
 
-from keras_rnnattn._backend.torch_rnn_op import fused_rnn
+import keras_rnnattn._backend._torch_private as _torch_private
+from keras_rnnattn._backend.experimental.torch_rnn_op import fused_rnn
+from keras_rnnattn._backend.options import current_torch_options
 
 # Multiply-adds per row and step of a layer (gates x (inputs + units)) from which
 # its fused kernel runs outside the compiled graph when trained: the fast path's
 # 512-unit LSTM has 2,048 x 768 (1.6M), input feeding's 512-unit GRU 1,536 x 768
 # (1.2M), its 128-unit GRU 384 x 256 (0.1M).
 OUTSIDE_GRAPH_FROM = 1 << 20
-# Whether such a layer runs as one operator of the compiled graph
-# (`torch_rnn_op.fused_rnn`; call `torch_rnn_op._operators()` before compiling)
-# rather than at a graph break (see the module's docstring).
-AS_OPERATOR = False
 
 
 def _first_output(run, *args):
@@ -96,9 +94,9 @@ def call_fused_rnn(run, args, step_work):
         step_work >= OUTSIDE_GRAPH_FROM
         and torch.compiler.is_compiling()
         and torch.is_grad_enabled()
-        and not torch._dynamo.config.allow_rnn
+        and not _torch_private.dynamo_config().allow_rnn
     ):
-        if AS_OPERATOR:
+        if current_torch_options().rnn_operator:
             inputs, hx, params = args[:3]
             kind = "lstm" if run is torch.lstm else "gru"
             states = list(hx) if kind == "lstm" else [hx]

@@ -10,9 +10,9 @@ input projection (`run_rnn`, `own_rnn_kernels`).
 import keras
 from keras import ops
 
-from keras_rnnattn._backend.fast_tanh import tanh_for
-from keras_rnnattn._backend.fused_dense import linear
-from keras_rnnattn._backend.torch_fused_rnn import call_fused_rnn
+from keras_rnnattn._backend.kernels.fast_tanh import tanh_for
+from keras_rnnattn._backend.kernels.fused_dense import linear
+from keras_rnnattn._backend.kernels.torch_fused_rnn import call_fused_rnn
 
 
 def loops_in_python():
@@ -117,7 +117,10 @@ def _gru_by_steps(kind, inputs, recurrent_kernel):
 
     if kind != "gru":
         return False
-    from keras_rnnattn._backend.onednn_linear import measured_faster, uses_onednn
+    from keras_rnnattn._backend.kernels.onednn_linear import (
+        measured_faster,
+        uses_onednn,
+    )
 
     if not uses_onednn(inputs[:, 0], recurrent_kernel):
         return False
@@ -225,18 +228,18 @@ def run_rnn(rnn, inputs, initial_state=None, training=None):
         return call_fused_rnn(run, args, work)
     inputs = ops.transpose(inputs, (1, 0, 2))  # (T, B, input_dim): the narrower
     if backend == "jax":
-        from keras_rnnattn._backend.jax_lstm import lstm_sequence
+        from keras_rnnattn._backend.kernels.jax_lstm import lstm_sequence
 
         hs = lstm_sequence(inputs, kernel, bias, recurrent_kernel, *states)
         return ops.transpose(hs, (1, 0, 2))  # (B, T, units)
     if kind == "lstm" and training:
-        from keras_rnnattn._backend.tf_lstm import lstm_sequence
+        from keras_rnnattn._backend.kernels.tf_lstm import lstm_sequence
 
         hs = lstm_sequence(inputs, kernel, bias, recurrent_kernel, *states)
         return ops.transpose(hs, (1, 0, 2))  # (B, T, units)
     bias_in, bias_rec = (bias[0], bias[1]) if kind == "gru" else (bias, None)
     if kind == "gru" and training:
-        from keras_rnnattn._backend.tf_gru import gru_sequence
+        from keras_rnnattn._backend.kernels.tf_gru import gru_sequence
 
         hs = gru_sequence(inputs, kernel, bias_in, recurrent_kernel, bias_rec, *states)
         return ops.transpose(hs, (1, 0, 2))  # (B, T, units)

@@ -3,8 +3,8 @@
 import keras
 from keras import ops
 
-from keras_rnnattn._backend.best_tokens import op_by_op
-from keras_rnnattn._backend.fast_tanh import tanh
+from keras_rnnattn._backend.decoding.best_tokens import op_by_op
+from keras_rnnattn._backend.kernels.fast_tanh import tanh
 
 
 def additive_scores(hidden, v):

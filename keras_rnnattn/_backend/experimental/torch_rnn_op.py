@@ -30,6 +30,8 @@ test_torch_rnn_op.py` on the CPU; on a GPU, `scripts/gpu_check.py`'s
 steps.
 """
 
+import keras_rnnattn._backend._torch_private as _torch_private
+
 # The operators' library name.
 NAMESPACE = "keras_rnnattn"
 # oneDNN's (ideep's) code for an LSTM layer.
@@ -112,7 +114,8 @@ def _workspace_size(steps, batch, input_dim, units):
     symbolic size. Known sizes keep the compiled graph static: an output of
     unknown size breaks it."""
     import torch
-    from torch._subclasses.fake_tensor import unset_fake_temporarily
+
+    unset_fake_temporarily = _torch_private.unset_fake_temporarily()
 
     sizes = (steps, batch, input_dim, units)
     if not all(isinstance(n, int) for n in sizes):
@@ -155,7 +158,8 @@ def _cudnn_sizes(x, h0, c0, params):
     """The sizes of cuDNN's reserve and flat weights for these inputs, found by
     running the layer once on zeros; None for a symbolic size."""
     import torch
-    from torch._subclasses.fake_tensor import unset_fake_temporarily
+
+    unset_fake_temporarily = _torch_private.unset_fake_temporarily()
 
     tensors = [x, h0] + ([c0] if c0 is not None else []) + list(params)
     shapes = tuple(tuple(t.shape) for t in tensors)
@@ -304,13 +308,13 @@ def _define():
         primals = (x, h0, w_ih, w_hh, b_ih, b_hh) + ((c0,) if c0 is not None else ())
         # Without oneDNN's LSTM (a float32 one on the CPU runs `mkldnn_lstm`):
         # its workspace is left undefined in a compiled backward pass.
-        enabled = torch._C._get_mkldnn_enabled()
-        torch._C._set_mkldnn_enabled(False)
+        enabled = _torch_private.mkldnn_enabled()
+        _torch_private.set_mkldnn_enabled(False)
         try:
             _, vjp = torch.func.vjp(run, *primals)
             return [g.contiguous() for g in vjp(grad_y)]
         finally:
-            torch._C._set_mkldnn_enabled(enabled)
+            _torch_private.set_mkldnn_enabled(enabled)
 
     @rnn_recompute_backward.register_fake
     def _(grad_y, *inputs):

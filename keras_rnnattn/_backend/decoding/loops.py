@@ -12,8 +12,10 @@ import weakref
 import keras
 from keras import ops
 
-import keras_rnnattn._backend.captured_loop as captured_loop
-import keras_rnnattn._backend.whole_loop as whole_loop
+import keras_rnnattn._backend._torch_private as _torch_private
+import keras_rnnattn._backend.decoding.whole_loop as whole_loop
+import keras_rnnattn._backend.experimental.captured_loop as captured_loop
+from keras_rnnattn._backend.options import current_torch_options
 
 # Torch on an accelerator: the steps between two reads of the stop condition.
 # On the CPU each step has finished when it returns, so the condition is read
@@ -84,9 +86,9 @@ def compiled_steps(enabled=True):
     """Within the block, torch decoding loops run their step through `torch.compile`.
 
     On the CPU a loop's steps run as one inductor-compiled
-    `while_loop` over the step's graph (`whole_loop.run_loop`, where
-    `whole_loop.ENABLED`); on an accelerator each step is a compiled call,
-    and where `captured_loop.ENABLED` the blocks of steps between two reads
+    `while_loop` over the step's graph (`whole_loop.run_loop`, unless
+    `torch_options(whole_loop=False)`); on an accelerator each step is a
+    compiled call, and with `torch_options(cuda_graphs=True)` the blocks of steps between two reads
     of the stop condition after the first are replays of one CUDA graph
     (`captured_loop.run_blocks`).
     The step is compiled once per model, search setting and kind of input
@@ -117,14 +119,15 @@ def compiled_steps(enabled=True):
     if not enabled or keras.backend.backend() != "torch":
         yield
         return
-    import torch
 
-    with torch._dynamo.config.patch(recompile_limit=STEP_RECOMPILE_LIMIT):
+    options = current_torch_options()
+    dynamo = _torch_private.dynamo_config()
+    with dynamo.patch(recompile_limit=STEP_RECOMPILE_LIMIT):
         wrapper = step_wrapper(
             _compiled_caller,
             _differentiating_guards_only,
-            whole_loop.compile_loop if whole_loop.ENABLED else None,
-            captured_loop.run_blocks if captured_loop.ENABLED else None,
+            whole_loop.compile_loop if options.whole_loop else None,
+            captured_loop.run_blocks if options.cuda_graphs else None,
         )
         with (
             _collect_after_compiling(),
@@ -231,7 +234,7 @@ def _collect_after_compiling():
     of the compiling call (seconds long), it leaves no full collection due
     in the calls after it.
     """
-    from torch._dynamo.utils import counters
+    counters = _torch_private.dynamo_counters()
 
     graphs = counters["stats"]["unique_graphs"]
     try:
@@ -255,8 +258,7 @@ def _fast_cpu_kernels():
     0.71 ms against 0.99 ms, one CPU thread (XLA: 0.74 ms). The torch
     versions without a setting keep their default.
     """
-    import torch._inductor.config as inductor
-
+    inductor = _torch_private.inductor_config()
     settings = {}
     if hasattr(inductor.cpp, "use_decompose_tanh"):
         settings["cpp.use_decompose_tanh"] = True
@@ -279,7 +281,7 @@ def _differentiating_guards_only():
     """
     import torch
 
-    stance = getattr(torch._dynamo.eval_frame, "_stance", None)
+    stance = _torch_private.dynamo_stance()
     if getattr(stance, "stance", None) != "default" or stance.backend is not None:
         return contextlib.nullcontext()
     return torch.compiler.set_stance("default", skip_guard_eval_unsafe=True)

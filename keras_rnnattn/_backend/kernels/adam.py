@@ -35,6 +35,8 @@ import math
 
 import keras
 
+import keras_rnnattn._backend._torch_private as _torch_private
+
 
 def _betas_are_numbers(optimizer):
     return not optimizer.amsgrad and all(
@@ -143,12 +145,12 @@ def clip_by_global_norm(grads, clip_norm):
     with torch.no_grad():
         present = [g for g in grads if g is not None]
         norm = torch.linalg.vector_norm(
-            torch.stack(torch._foreach_norm(present)).float()
+            torch.stack(_torch_private.foreach("norm")(present)).float()
         )
         # clamp takes the bound as a number: no host-to-device copy (a GPU sync).
         scale = clip_norm * torch.clamp(1.0 / norm, max=1.0 / clip_norm)
         scale = scale + (norm - norm)
-        torch._foreach_mul_(present, scale.to(present[0].dtype))
+        _torch_private.foreach("mul_")(present, scale.to(present[0].dtype))
     return grads
 
 
@@ -178,10 +180,10 @@ def clip_by_norm(grads, clip_norm):
     if not present:
         return grads
     with torch.no_grad():
-        norms = torch.stack(torch._foreach_norm(present))  # (n,)
+        norms = torch.stack(_torch_private.foreach("norm")(present))  # (n,)
         # clamp takes the bound as a number: no host-to-device copy (a GPU sync).
         scales = clip_norm / torch.clamp(norms, min=clip_norm)  # (n,)
-        torch._foreach_mul_(present, list(scales.unbind()))
+        _torch_private.foreach("mul_")(present, list(scales.unbind()))
     return grads
 
 
@@ -209,7 +211,7 @@ def _torch_adam_update(optimizer, grads, variables, learning_rate, fused=None):
             # Reading the step and learning rate costs nothing on the CPU.
             step = optimizer.iterations.value.to(torch.float32) + 1.0  # a copy
             t = float(step)
-            torch._fused_adam_(
+            _torch_private.fused_adam()(
                 weights,
                 grads,
                 m,
@@ -225,16 +227,17 @@ def _torch_adam_update(optimizer, grads, variables, learning_rate, fused=None):
                 maximize=False,
             )
             return
-        torch._foreach_lerp_(m, grads, 1.0 - b1)  # m + (1 - b1)(g - m)
-        torch._foreach_mul_(v, b2)
-        torch._foreach_addcmul_(v, grads, grads, value=1.0 - b2)
-        denominator = torch._foreach_sqrt(v)
-        torch._foreach_add_(denominator, optimizer.epsilon)
+        foreach = _torch_private.foreach
+        foreach("lerp_")(m, grads, 1.0 - b1)  # m + (1 - b1)(g - m)
+        foreach("mul_")(v, b2)
+        foreach("addcmul_")(v, grads, grads, value=1.0 - b2)
+        denominator = foreach("sqrt")(v)
+        foreach("add_")(denominator, optimizer.epsilon)
         # On an accelerator a read waits for the device: the step size stays a
         # tensor there (as torch.optim.Adam(capturable=True) does).
         step = optimizer.iterations.value.to(torch.float32) + 1.0
         lr = keras.ops.convert_to_tensor(learning_rate, "float32")
         alpha = lr * torch.sqrt(1.0 - b2**step) / (1.0 - b1**step)
-        update = torch._foreach_div(m, denominator)
-        torch._foreach_mul_(update, -alpha)
-        torch._foreach_add_(weights, update)
+        update = foreach("div")(m, denominator)
+        foreach("mul_")(update, -alpha)
+        foreach("add_")(weights, update)

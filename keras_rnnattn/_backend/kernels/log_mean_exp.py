@@ -5,7 +5,7 @@ import math
 
 from keras import ops
 
-from keras_rnnattn._backend.best_tokens import op_by_op
+from keras_rnnattn._backend.decoding.best_tokens import op_by_op
 
 
 def log_mean_exp(log_probs):

@@ -5,7 +5,7 @@ import functools
 
 import keras
 
-from keras_rnnattn._backend.loops import compiled_steps
+from keras_rnnattn._backend.decoding.loops import compiled_steps
 
 
 def no_grad():

@@ -5,8 +5,8 @@ import functools
 import operator
 import types
 
-# Whether `compiled_steps` runs a CPU loop's steps as one call.
-ENABLED = True
+import keras_rnnattn._backend._torch_private as _torch_private
+
 # The callers of `run_loop`, one per code of a loop's body, count of tensors
 # and compiler.
 _CALLERS = {}
@@ -54,8 +54,7 @@ def run_loop(step, leaves, go_on, max_steps, key, compiler):
         step-by-step loop goes on from while `go_on` (0 where the trace was
         refused; `go_on` is False where the `while_loop` ran).
     """
-    import torch
-    from torch._dynamo.comptime import comptime
+    comptime = _torch_private.comptime()
 
     if not bool(go_on):
         return leaves, go_on, 0
@@ -73,7 +72,7 @@ def run_loop(step, leaves, go_on, max_steps, key, compiler):
 
     try:
         *values, go_on = caller(one_step, *leaves)
-    except torch._dynamo.exc.TorchDynamoException:
+    except _torch_private.dynamo_exception():
         # Not one graph (a read back to the host, say): step by step, where
         # any error of the step's own is raised again.
         _REFUSED.add(key)
@@ -98,8 +97,9 @@ def compile_loop(gm, example_inputs):
     inductor's cache, whose key holds the body's and condition's graphs (it
     takes no `while_loop` unless told)."""
     import torch
-    import torch._inductor.config as inductor
-    from torch._inductor.compile_fx import compile_fx
+
+    inductor = _torch_private.inductor_config()
+    compile_fx = _torch_private.compile_fx()
 
     cacheable = {"torch.ops.higher_order.while_loop": torch.__version__}
     with inductor.patch(
@@ -157,7 +157,8 @@ def _while_graph(gm, passed):
     """
     import torch
     import torch.fx as fx
-    from torch._higher_order_ops.while_loop import while_loop_op
+
+    while_loop_op = _torch_private.while_loop_op()
 
     inputs = [node for node in gm.graph.nodes if node.op == "placeholder"]
     (outputs,) = [node for node in gm.graph.nodes if node.op == "output"]
