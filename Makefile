@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 BACKENDS ?= tensorflow jax torch
 
-.PHONY: demo test docs lint setup clean-venv
+.PHONY: demo test data docs lint setup clean-venv
 
 $(VENV)/.installed: pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -19,6 +19,11 @@ demo: $(VENV)/.installed
 
 test: $(VENV)/.installed
 	BACKENDS="$(BACKENDS)" PY=$(PY) bash scripts/test.sh $(PYTEST_ARGS)
+
+# Every corpus and the browser the tests read: Debian packages (needs root for
+# apt-get) and Python sources into the cache (scripts/install_data.sh).
+data: $(VENV)/.installed
+	PY=$(PY) bash scripts/install_data.sh
 
 # The documentation site (mkdocs.yml), built from docs/ and the docstrings into site/.
 docs: $(VENV)/.installed

@@ -8,6 +8,10 @@ from keras_rnnattn.datasets.sources import cached_rows, find_source
 
 # Pictures, verse, foreign-language and code files; the rest is prose.
 SKIPPED_FILES = ("art", "ascii-art", "songs-poems", "translate-me", "perl", "zippy")
+# The files of `fortunes-min`, which `apt-get install fortunes` puts beside the
+# `fortunes` package's own and `fetch("fortunes")` does not: the corpus is the
+# `fortunes` package's files, however it was installed.
+FORTUNES_MIN_FILES = ("fortunes", "literature", "riddles")
 _ATTRIBUTION_RE = re.compile(r"^\s*(--|~~|—)")
 _LETTERS_RE = re.compile(r"[A-Za-z]")
 
@@ -56,7 +60,8 @@ def parse_fortunes(text, min_words=4, max_words=200):
 def _parse(root):
     rows, seen = [], set()
     for path in sorted(root.iterdir()):
-        if path.suffix or path.name in SKIPPED_FILES or not path.is_file():
+        skipped = path.name in SKIPPED_FILES or path.name in FORTUNES_MIN_FILES
+        if path.suffix or skipped or not path.is_file():
             continue
         text = path.read_text(encoding="utf-8", errors="replace")
         for i, cookie in enumerate(parse_fortunes(text)):
