@@ -55,6 +55,16 @@ def _register():
     importlib.import_module("keras_rnnattn.models")
 
 
+def _check_backend():
+    """Raises one clear ImportError, before Keras runs, where the backend Keras
+    would import is not installed (Keras's own error is a long traceback)."""
+    from keras_rnnattn._extras import missing_backend_message
+
+    message = missing_backend_message()
+    if message is not None:
+        raise ImportError(message)
+
+
 class _RegisterAfterKeras(importlib.abc.MetaPathFinder):
     """Registers the classes once Keras is imported, wherever that happens.
 
@@ -74,6 +84,8 @@ class _RegisterAfterKeras(importlib.abc.MetaPathFinder):
         own = fullname.startswith(__name__ + ".")
         if fullname != "keras" and not own:
             return None
+        if fullname == "keras":
+            _check_backend()
         spec = None
         for finder in sys.meta_path:  # find it as the other finders would
             if finder is not self and hasattr(finder, "find_spec"):

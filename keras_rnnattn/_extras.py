@@ -14,8 +14,9 @@ _BACKEND_MODULES = {"tensorflow": "tensorflow", "jax": "jax", "torch": "torch"}
 
 
 def pip_extra(extra):
-    """The install command of an extra: `pip install "keras-rnnattn[jax]"`."""
-    return f'pip install "keras-rnnattn[{extra}]"'
+    """The install command of an extra, run in the keras-rnnattn checkout (the
+    package installs from its source): `pip install ".[jax]"`."""
+    return f'pip install ".[{extra}]"'
 
 
 def installed(module):
@@ -84,7 +85,7 @@ def require(module, extra, what):
     >>> require("no_such_package", "plot", "Plotting")
     Traceback (most recent call last):
     ...
-    ImportError: Plotting needs no_such_package, which is not installed: pip install "keras-rnnattn[plot]"
+    ImportError: Plotting needs no_such_package, which is not installed: pip install ".[plot]"
     """
     if not installed(module):
         error = ImportError(

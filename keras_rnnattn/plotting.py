@@ -13,7 +13,7 @@ def _matplotlib():
     except ImportError as error:
         raise ImportError(
             "Plotting needs matplotlib: pip install matplotlib "
-            "(or pip install 'keras-rnnattn[plot]')."
+            "(or pip install '.[plot]')."
         ) from error
     return Figure, FigureCanvasAgg
 

@@ -587,7 +587,7 @@ def test_export_onnx_without_its_packages_names_the_extra(run, monkeypatch, tmp_
         "export", "--preset", "real_tr", "--format", "onnx", str(tmp_path / "o")
     )
     assert_one_line_error(code, err, expected_code=1)
-    assert 'pip install "keras-rnnattn[onnx]"' in err
+    assert 'pip install ".[onnx]"' in err
     assert not os.path.exists(tmp_path / "o")
 
 

@@ -42,14 +42,14 @@ def test_a_missing_backend_names_its_extra_and_the_installed_ones(
     message = _extras.missing_backend_message()
     assert message.startswith("Keras's backend 'tensorflow' is not installed")
     assert "KERAS_BACKEND is not set" in message
-    assert 'pip install "keras-rnnattn[tensorflow]"' in message
+    assert 'pip install ".[tensorflow]"' in message
     assert "set KERAS_BACKEND=jax or KERAS_BACKEND=torch (installed)" in message
     monkeypatch.setenv("KERAS_BACKEND", "jax")
     assert _extras.missing_backend_message() is None
     without("jax", "tensorflow", "torch")
     message = _extras.missing_backend_message()
     assert "KERAS_BACKEND is set to it" in message
-    assert 'install one: pip install "keras-rnnattn[jax]"' in message
+    assert 'install one: pip install ".[jax]"' in message
 
 
 @pytest.mark.parametrize(
@@ -66,7 +66,7 @@ def test_export_without_tensorflow_names_the_formats_extra(without, format, extr
     options = {"batch_size": 1, "sequence_length": 3} if format == "litert" else {}
     with pytest.raises(ImportError, match="tensorflow") as info:
         export_model(model, "unused", format=format, **options)
-    assert f'pip install "keras-rnnattn[{extra}]"' in str(info.value)
+    assert f'pip install ".[{extra}]"' in str(info.value)
     assert len(str(info.value).splitlines()) == 1
 
 
@@ -75,8 +75,7 @@ def test_the_demo_skips_its_plot_without_matplotlib(without, capsys):
     assert demo._plot(object(), "unused") is None
     printed = capsys.readouterr().out.strip()
     assert printed == (
-        "Attention heat map skipped: it needs matplotlib, "
-        'pip install "keras-rnnattn[plot]"'
+        'Attention heat map skipped: it needs matplotlib, pip install ".[plot]"'
     )
 
 
@@ -115,7 +114,7 @@ def test_the_command_without_its_backend_is_one_line(tmp_path):
         "keras-rnnattn classify: error: Keras's backend 'tensorflow' is not "
         "installed (KERAS_BACKEND is not set, and Keras then uses it): set "
         "KERAS_BACKEND=jax or KERAS_BACKEND=torch (installed), or pip install "
-        '"keras-rnnattn[tensorflow]"'
+        '".[tensorflow]"'
     ]
 
 
@@ -156,15 +155,12 @@ def test_a_jax_only_install(tmp_path):
         command, "classify", "--preset", "movie_snippets_sentiment", "x", backend=None
     )
     assert done.returncode == 1 and len(done.stderr.splitlines()) == 1
-    assert (
-        '"keras-rnnattn[tensorflow]"' in done.stderr
-        and "KERAS_BACKEND=jax" in done.stderr
-    )
+    assert '".[tensorflow]"' in done.stderr and "KERAS_BACKEND=jax" in done.stderr
 
     done = run(python, "-m", "keras_rnnattn.demo")
     assert done.returncode == 0, done.stderr
     assert done.stdout.count("greedy:") == len(demo.GERMAN)
-    assert done.stdout.strip().endswith('pip install "keras-rnnattn[plot]"')
+    assert done.stdout.strip().endswith('pip install ".[plot]"')
     assert done.stderr == ""
 
     lines = "Ich habe keine Zeit.\n" + "Zeit " * 300 + "\nWo ist der Bahnhof?\n"
@@ -194,4 +190,30 @@ def test_a_jax_only_install(tmp_path):
             "out",
         )
         assert done.returncode == 1 and len(done.stderr.splitlines()) == 1, format
-        assert f'pip install "keras-rnnattn[{extra}]"' in done.stderr, format
+        assert f'pip install ".[{extra}]"' in done.stderr, format
+
+
+@on_one_backend
+def test_the_python_api_says_a_missing_backend_in_one_line(tmp_path):
+    # The same message as the CLI's, raised before Keras runs, where Keras's
+    # own error is a traceback of some 60 lines.
+    code = textwrap.dedent(
+        """
+        from keras_rnnattn import _extras
+        found = _extras.installed
+        _extras.installed = lambda module: module != "tensorflow" and found(module)
+        from keras_rnnattn.models import Translator
+        """
+    )
+    env = {k: v for k, v in os.environ.items() if k != "KERAS_BACKEND"}
+    env.update(PYTHONPATH=REPO, KERAS_HOME=str(tmp_path))
+    done = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True
+    )
+    assert done.returncode == 1
+    lines = done.stderr.strip().splitlines()
+    assert lines[-1].startswith(
+        "ImportError: Keras's backend 'tensorflow' is not installed (KERAS_BACKEND "
+        "is not set, and Keras then uses it): set KERAS_BACKEND=jax"
+    )
+    assert len(lines) < 25, done.stderr

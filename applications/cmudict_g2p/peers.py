@@ -47,8 +47,7 @@ def load_g2p_en():
         import g2p_en.g2p as module
     except ImportError as error:
         raise ImportError(
-            "The peer needs g2p-en: pip install g2p-en "
-            "(or pip install 'keras-rnnattn[peers]')."
+            "The peer needs g2p-en: pip install g2p-en (or pip install '.[peers]')."
         ) from error
     module.cmudict = types.SimpleNamespace(dict=dict)
     return module.G2p()

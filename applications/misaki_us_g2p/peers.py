@@ -38,7 +38,7 @@ def load_espeak_fallback(british=False):
     except ImportError as error:
         raise ImportError(
             "The peer needs misaki and espeak-ng: pip install misaki==0.9.4 "
-            "espeakng-loader phonemizer-fork (or pip install 'keras-rnnattn[peers]')."
+            "espeakng-loader phonemizer-fork (or pip install '.[peers]')."
         ) from error
     return EspeakFallback(british=british, version="2.0"), MToken
 

@@ -77,7 +77,7 @@ def load_crf(**kwargs):
     except ImportError as error:
         raise ImportError(
             "The peer needs sklearn-crfsuite: pip install sklearn-crfsuite "
-            "(or pip install 'keras-rnnattn[peers]')."
+            "(or pip install '.[peers]')."
         ) from error
     return sklearn_crfsuite.CRF(**kwargs)
 

@@ -238,8 +238,8 @@ def build_parser():
         required=True,
         choices=FORMATS,
         help="Keras's names tf_saved_model, litert and onnx (they need "
-        'pip install "keras-rnnattn[tensorflow]", "keras-rnnattn[export]" and '
-        '"keras-rnnattn[onnx]"); saved_model and tflite are the same as the '
+        'pip install ".[tensorflow]", ".[export]" and '
+        '".[onnx]"); saved_model and tflite are the same as the '
         "first two",
     )
     p.add_argument(

@@ -197,7 +197,7 @@ class SearchSettings:
             return base.replace(**sampler)
         raise ValueError(
             f"{owner}: `sampler` must be one of {SAMPLER_NAMES}, a SearchSettings "
-            'or a keras_hub.samplers.Sampler (pip install "keras-rnnattn[hub]"). '
+            'or a keras_hub.samplers.Sampler (pip install ".[hub]"). '
             f"Received: sampler of type {type(sampler).__name__}"
         )
 

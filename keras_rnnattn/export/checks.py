@@ -71,7 +71,7 @@ def _require_onnx():
     if missing:
         raise ImportError(
             f"ONNX export needs the packages {', '.join(ONNX_PACKAGES)}: "
-            f'pip install "keras-rnnattn[onnx]". Missing: {", ".join(missing)}'
+            f'pip install ".[onnx]". Missing: {", ".join(missing)}'
         )
 
 

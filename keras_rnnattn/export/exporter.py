@@ -46,7 +46,7 @@ def export_model(
         path: the output folder (created; files in it are replaced).
         format: Keras's format names `"tf_saved_model"` (or `"saved_model"`),
             `"litert"` (or `"tflite"`) and `"onnx"` (one `.onnx` file per
-            signature; needs `pip install "keras-rnnattn[onnx]"`).
+            signature; needs `pip install ".[onnx]"`).
         batch_size: int, or None for a variable batch (SavedModel and ONNX).
         sequence_length: int, the source (or text) length in tokens, or None
             for a variable length (SavedModel and ONNX). Inputs are padded
@@ -78,8 +78,8 @@ def export_model(
             and for options the format or the model does not take.
         ImportError: naming the extra to install when the format's writer
             is missing: TensorFlow (every format; `pip install
-            "keras-rnnattn[tensorflow]"`, `[export]` for TFLite), onnx and
-            tf2onnx (`pip install "keras-rnnattn[onnx]"`).
+            ".[tensorflow]"`, `[export]` for TFLite), onnx and
+            tf2onnx (`pip install ".[onnx]"`).
 
     Example:
 

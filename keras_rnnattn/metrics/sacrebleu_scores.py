@@ -10,7 +10,7 @@ def _sacrebleu():
     except ImportError as error:
         raise ImportError(
             "BLEU and chrF need sacrebleu: pip install sacrebleu "
-            "(or pip install 'keras-rnnattn[data]')."
+            "(or pip install '.[data]')."
         ) from error
     return sacrebleu
 

@@ -11,7 +11,7 @@ import os
 
 from keras_rnnattn.presets.error import PresetError
 
-HUB_EXTRA = 'pip install "keras-rnnattn[hub]"'
+HUB_EXTRA = 'pip install ".[hub]"'
 HANDLE_FORMS = (
     "hf://<owner>/<name> (or hf://<owner>/<name>@<revision>), "
     "kaggle://<owner>/<model>/keras/<variation> (or .../<variation>/<version>)"
@@ -54,7 +54,7 @@ def resolve_handle(handle):
 
     Raises:
         ImportError: the hub's client is not installed (the message gives
-            `pip install "keras-rnnattn[hub]"`).
+            `pip install ".[hub]"`).
         PresetError: a malformed handle or another scheme; a preset that could
             not be downloaded and is not cached (the message names the handle,
             the cache and what to do); a folder without config.json.

@@ -16,7 +16,7 @@ HUB_METHODS = (
     "token_to_id",
     "id_to_token",
 )
-INSTALL_HINT = 'pip install "keras-rnnattn[hub]"'
+INSTALL_HINT = 'pip install ".[hub]"'
 _ROLES = ("pad", "unk", "bos", "eos")
 # keras-hub's attribute and the usual spellings of each special token.
 _FIND = {
@@ -102,7 +102,7 @@ class KerasHubTokenizer(Tokenizer):
     model's `config.json` and `.keras` file are complete. Loading rebuilds it
     with Keras in safe mode, only for a class registered by keras-hub (or with
     `keras.saving.register_keras_serializable`); it needs keras-hub installed:
-    `pip install "keras-rnnattn[hub]"`. Exported TFLite files read without
+    `pip install ".[hub]"`. Exported TFLite files read without
     TensorFlow need a `SentencePieceTokenizer` instead (keras-hub imports
     TensorFlow).
 

@@ -9,7 +9,7 @@ from keras_rnnattn.text.tokenizer import Tokenizer
 from keras_rnnattn.text.vocabulary import SPECIAL_TOKENS, Vocabulary
 
 MODEL_TYPES = ("bpe", "unigram")
-INSTALL_HINT = 'pip install "keras-rnnattn[text]"'
+INSTALL_HINT = 'pip install ".[text]"'
 
 
 def import_sentencepiece():
@@ -62,7 +62,7 @@ class SentencePieceTokenizer(Tokenizer):
     re-encoded each epoch; inference uses `alpha=0` (the default), and the
     attribute may be set after `fit`.
 
-    Needs the `sentencepiece` package: `pip install "keras-rnnattn[text]"`.
+    Needs the `sentencepiece` package: `pip install ".[text]"`.
 
     Args:
         vocabulary_size: int, the target vocabulary size, the four special

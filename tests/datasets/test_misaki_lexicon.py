@@ -89,7 +89,7 @@ def test_word_bucket_is_the_published_rule():
 
 def test_the_installed_lexicon():
     if _installed("us_gold.json") is None:
-        pytest.skip("misaki is not installed: pip install 'keras-rnnattn[misaki]'")
+        pytest.skip("misaki is not installed: pip install '.[misaki]'")
     test_words, test_phonemes = load_misaki_lexicon("test")
     val_words, _ = load_misaki_lexicon("validation")
     train_words, train_phonemes = load_misaki_lexicon("train")

@@ -13,7 +13,7 @@ pytestmark = on_one_backend
 
 token_module = pytest.importorskip(
     "misaki.token",
-    reason="misaki is not installed: pip install 'keras-rnnattn[misaki]'",
+    reason="misaki is not installed: pip install '.[misaki]'",
 )
 
 WORDS = ["cat", "cab", "tab", "bat", "act"]
