@@ -1,15 +1,17 @@
 """A recurrent decoder that attends over encoder memory: the Keras 3 AttentionWrapper.
 
-The layer's public surface lives here; its pieces live beside it: the argument
-checks (`_decoder_checks`), the attention plumbing (`_decoder_mechanisms`), the
-named cells' kernels (`_decoder_cells`) and the step with its drivers over time
-(`_decoder_loops`).
+The layer's public surface lives here; it owns one `Mechanisms` (`_mechanisms`:
+one attention or several, their memory, alignment states, noise and attention
+layers) and calls functions of explicit arguments beside it: the argument
+checks (`_decoder_checks`), the named cells' kernels (`_decoder_cells`) and the
+step with its drivers over time (`_decoder_loops`).
 """
 
 import keras
 from keras import ops
 
-from keras_rnnattn.layers._decoder_cells import DecoderCells
+from keras_rnnattn.layers import _decoder_loops as loops
+from keras_rnnattn.layers._decoder_cells import project_inputs, step_params
 from keras_rnnattn.layers._decoder_checks import (
     CELLS,
     activation_function,
@@ -17,23 +19,26 @@ from keras_rnnattn.layers._decoder_checks import (
     check_attention_layer,
     check_cell,
     check_stack,
-    deserialize,
-    indexed,
     layer_sizes,
     resolve_query,
 )
-from keras_rnnattn.layers._decoder_loops import DecoderLoops
-from keras_rnnattn.layers._decoder_mechanisms import DecoderMechanisms
-from keras_rnnattn.layers.base_attention import BaseAttention
-from keras_rnnattn.layers.score_layers import score_layer
+from keras_rnnattn.layers._decoder_parts import (
+    arguments_from_config,
+    attention_layers,
+    cell_initial_states,
+    dense_readout,
+    recurrent_layer,
+    serialize_arguments,
+    state_layout,
+    unbuilt_output_size,
+)
+from keras_rnnattn.layers._mechanisms import Mechanisms
 
 __all__ = ["AttentionDecoder", "CELLS"]
 
 
 @keras.saving.register_keras_serializable(package="keras_rnnattn")
-class AttentionDecoder(
-    DecoderMechanisms, DecoderCells, DecoderLoops, keras.layers.Layer
-):
+class AttentionDecoder(keras.layers.Layer):
     """A recurrent cell that attends over encoder memory at every step.
 
     The Keras 3 successor of tfa's `AttentionWrapper`. One `step` holds the
@@ -203,61 +208,40 @@ class AttentionDecoder(
         # Names are kept for the config; instances are tracked once, inside the
         # RNN layer and as `self.attention`.
         self._cell_name = cell if isinstance(cell, str) else None
-        self._attention_names = [
-            spec if isinstance(spec, str) else None for spec in specs
-        ]
-
-        rnn_args = dict(
-            return_sequences=True,
-            return_state=True,
-            dtype=self.dtype_policy,
-            name="rnn",
-        )
-        if cell in CELLS:
-            rnn = keras.layers.GRU if cell == "gru" else keras.layers.LSTM
-            self.rnn = rnn(units, **rnn_args)
-        else:
-            self.rnn = keras.layers.RNN(cell, **rnn_args)
-        mechanisms = [
-            score_layer(spec, units, name=indexed("attention", i, self._multi))
-            if isinstance(spec, str)
-            else spec
-            for i, spec in enumerate(specs)
-        ]
+        self._attention_names = [s if isinstance(s, str) else None for s in specs]
+        self.rnn = recurrent_layer(cell, units, self.dtype_policy)
+        mechanisms = attention_layers(specs, units, self._multi)
         self.attention = mechanisms if self._multi else mechanisms[0]
-        # The mechanisms that read their previous alignment: each adds a (B, S)
-        # state after the cell states (and o_{t-1}).
-        self._stateful = [
-            i
-            for i, mechanism in enumerate(mechanisms)
-            if isinstance(mechanism, BaseAttention) and mechanism.stateful
-        ]
         # W_c: one Dense layer per mechanism, a user's layer, or none.
-        self.attention_dense = None
-        self.attention_layer = None
+        dense = dense_readout(
+            self._sizes, attention_activation, self.dtype_policy, self._multi
+        )
+        self.attention_dense = dense if dense is None or self._multi else dense[0]
+        self.attention_layer = attention_layer
+        readout = dense
         if attention_layer is not None:
-            self.attention_layer = attention_layer
-        elif sizes is not None:
-            dense = [
-                keras.layers.Dense(
-                    size,
-                    use_bias=False,
-                    activation=attention_activation,
-                    dtype=self.dtype_policy,
-                    name=indexed("attention_dense", i, self._multi),
-                )
-                for i, size in enumerate(sizes)
-            ]
-            self.attention_dense = dense if self._multi else dense[0]
-        flat_sizes = keras.tree.flatten(self.cell.state_size)
-        self._num_cell_states = len(flat_sizes)
-        # Where the top layer's output h is in the flat state list.
-        self._query_index = 0
-        if isinstance(self.cell, keras.layers.StackedRNNCells):
-            top = len(keras.tree.flatten(self.cell.cells[-1].state_size))
-            self._query_index = self._num_cell_states - top
-        self.context_sizes = None
-        self.attention_size = None
+            readout = list(attention_layer) if self._multi else [attention_layer]
+        # The layers above are the decoder's attributes (their weight paths);
+        # this object owns the questions of one or several mechanisms.
+        self._mechanisms = Mechanisms(
+            mechanisms,
+            self._multi,
+            units,
+            readout,
+            user_readout=attention_layer is not None,
+            concat=self._concat,
+            activation=self._activation,
+        )
+        self._num_cell_states, query_index = state_layout(self.cell)
+        self._layout = loops.DecoderLayout(
+            query=query,
+            input_feeding=self.input_feeding,
+            output_attention=self.output_attention,
+            units=units,
+            num_cell_states=self._num_cell_states,
+            query_index=query_index,
+            cell_name=self._cell_name,
+        )
         self.supports_masking = True
 
     # Structure.
@@ -267,23 +251,48 @@ class AttentionDecoder(
         return self.rnn.cell
 
     @property
-    def context_size(self):
-        """The summed depth of the contexts (known once the layer is built)."""
-        return None if self.context_sizes is None else sum(self.context_sizes)
+    def mechanisms(self):
+        """The attention layers, as a list (one item for a single attention)."""
+        return list(self._mechanisms.layers)
 
     @property
-    def _feeds_output(self):
-        """Whether o_{t-1} is part of the state (Luong input feeding)."""
-        return self.query == "current" and self.input_feeding
+    def context_sizes(self):
+        """The depth of each mechanism's context (known once built), a list."""
+        return self._mechanisms.context_sizes
+
+    @property
+    def context_size(self):
+        """The summed depth of the contexts (known once the layer is built)."""
+        return self._mechanisms.context_size
+
+    @property
+    def attention_size(self):
+        """The size of o_t (known once the layer is built)."""
+        return self._mechanisms.attention_size
+
+    @property
+    def _stateful(self):
+        """The indices of the mechanisms that read their previous alignment."""
+        return self._mechanisms.stateful
 
     @property
     def _fast(self):
         return self.use_fast_path and not self.input_feeding and not self._stateful
 
-    @property
-    def _num_step_states(self):
-        """The states before the alignment states: the cell's, then o_{t-1} if fed."""
-        return self._num_cell_states + (1 if self._feeds_output else 0)
+    def _readout_layers(self):
+        """The attention layers W_c (Dense or a user's), a list, or None."""
+        return self._mechanisms.readout
+
+    def _params(self):
+        """The step's weights as tensors of the compute dtype."""
+        dtype = self.compute_dtype
+        return step_params(
+            self.cell,
+            self._cell_name,
+            self.input_dim,
+            self._mechanisms.readout_kernels(dtype),
+            dtype,
+        )
 
     @property
     def output_size(self):
@@ -294,13 +303,15 @@ class AttentionDecoder(
 
     def build(self, inputs_shape, memory_shape):
         input_dim = inputs_shape[-1]
-        memory_shapes = self._per_mechanism(memory_shape, "memory", shapes=True)
+        memory_shapes = self._mechanisms.per_mechanism(
+            memory_shape, "memory", shapes=True
+        )
         if input_dim is None or any(shape[-1] is None for shape in memory_shapes):
             raise ValueError(
                 "AttentionDecoder needs known feature sizes. Received: "
                 f"inputs_shape={inputs_shape}, memory_shape={memory_shape}"
             )
-        self._build_attention(memory_shape)
+        self._mechanisms.build(memory_shape)
         feed_dim = 0
         if self.input_feeding:
             feed_dim = (
@@ -327,20 +338,15 @@ class AttentionDecoder(
             A dict `{"values": (B, S, dv), "keys": projected keys, "mask": (B, S)
             bool or None}`; with several attentions, a list of such dicts.
         """
-        memories = self._per_mechanism(memory, "memory")
+        mechanisms = self._mechanisms
         memories = [
-            ops.convert_to_tensor(m, dtype=self.compute_dtype) for m in memories
+            ops.convert_to_tensor(m, dtype=self.compute_dtype)
+            for m in mechanisms.per_mechanism(memory, "memory")
         ]
-        masks = self._per_mechanism(memory_mask, "memory_mask")
+        masks = mechanisms.per_mechanism(memory_mask, "memory_mask")
         if not self.built:
-            self._build_attention(
-                [m.shape for m in memories] if self._multi else memories[0].shape
-            )
-        prepared = [
-            self._prepare_one(mechanism, values, mask)
-            for mechanism, values, mask in zip(self.mechanisms, memories, masks)
-        ]
-        return prepared if self._multi else prepared[0]
+            mechanisms.build(mechanisms.each([m.shape for m in memories]))
+        return mechanisms.prepare(memories, masks)
 
     def get_initial_state(self, batch_size, cell_states=None, memory=None):
         """The state list that `step` expects.
@@ -372,9 +378,9 @@ class AttentionDecoder(
                 f"The cell has {self._num_cell_states} state tensors. Received "
                 f"{len(states)} initial states."
             )
-        if self._feeds_output:
+        if self._layout.feeds_output:
             states.append(ops.zeros((batch_size, self.attention_size), dtype=dtype))
-        states += self._initial_alignments(batch_size, memory, dtype)
+        states += self._mechanisms.initial_alignments(batch_size, memory, dtype)
         return states
 
     def step(self, inputs_t, states, memory, training=None):
@@ -395,14 +401,18 @@ class AttentionDecoder(
             attentions).
         """
         dtype = self.compute_dtype
+        mechanisms = self._mechanisms
         if not self.built:
-            memories = memory if self._multi else [memory]
-            shapes = [tuple(m["values"].shape) for m in memories]
-            self.build(tuple(inputs_t.shape), shapes if self._multi else shapes[0])
+            shapes = [tuple(m["values"].shape) for m in mechanisms.as_list(memory)]
+            self.build(tuple(inputs_t.shape), mechanisms.each(shapes))
         params = self._params()
-        x = self._project_inputs(ops.convert_to_tensor(inputs_t, dtype=dtype), params)
+        x = project_inputs(
+            self._cell_name, ops.convert_to_tensor(inputs_t, dtype=dtype), params
+        )
         states = [ops.convert_to_tensor(state, dtype=dtype) for state in states]
-        return self._step(x, states, memory, params, training)
+        return loops.step(
+            self._layout, mechanisms, self.cell, x, states, memory, params, training
+        )
 
     def call(
         self,
@@ -413,7 +423,7 @@ class AttentionDecoder(
         memory_mask=None,
         training=None,
     ):
-        memories = self._per_mechanism(memory, "memory")
+        memories = self._mechanisms.per_mechanism(memory, "memory")
         if len(inputs.shape) != 3 or any(len(m.shape) != 3 for m in memories):
             raise ValueError(
                 "AttentionDecoder expects inputs (batch, target_length, dim) and "
@@ -423,58 +433,58 @@ class AttentionDecoder(
             )
         mem = self.prepare_memory(memory, memory_mask)
         batch_size = ops.shape(inputs)[0]
-        if initial_state is None:
-            cell_states = self.get_initial_state(batch_size, memory=mem)
-            cell_states = cell_states[: self._num_cell_states]
-        else:
-            cell_states = [
-                ops.convert_to_tensor(state, dtype=self.compute_dtype)
-                for state in keras.tree.flatten(initial_state)
-            ]
-            if len(cell_states) != self._num_cell_states:
-                raise ValueError(
-                    f"`initial_state` must hold the cell's {self._num_cell_states} "
-                    f"state tensors. Received {len(cell_states)}."
-                )
-        if self._fast:
-            outputs, alignments = self._run_fast(inputs, cell_states, mem, training)
-        else:
-            outputs, alignments = self._run_scan(inputs, cell_states, mem, training)
+        cell_states = cell_initial_states(
+            initial_state, self._num_cell_states, self.compute_dtype
+        )
+        if cell_states is None:
+            states = self.get_initial_state(batch_size, memory=mem)
+            cell_states = states[: self._num_cell_states]
+        if not self._fast:
+            cell_states = self.get_initial_state(batch_size, cell_states, mem)
+        run = loops.run_fast if self._fast else loops.run_scan
+        outputs, alignments = run(
+            self._layout, self._mechanisms, self.rnn, inputs, cell_states, mem,
+            self._params(), training,
+        )  # fmt: skip
         if inputs_mask is not None:
             keep = ops.cast(ops.expand_dims(inputs_mask, -1), outputs.dtype)  # (B,T,1)
             outputs = outputs * keep
             alignments = [a * ops.cast(keep, a.dtype) for a in alignments]
-        return outputs, alignments if self._multi else alignments[0]
+        return outputs, self._mechanisms.each(alignments)
+
+    def compute_mask(self, inputs, previous_mask=None):
+        return self._mechanisms.masks(previous_mask)
+
+    def compute_output_shape(self, inputs_shape, memory_shape):
+        size = unbuilt_output_size(self, memory_shape)
+        return self._mechanisms.output_shapes(inputs_shape, memory_shape, size)
+
+    def compute_output_spec(self, inputs, memory, *args, **kwargs):
+        mechanisms = self._mechanisms
+        shapes = [m.shape for m in mechanisms.per_mechanism(memory, "memory")]
+        size = unbuilt_output_size(self, mechanisms.each(shapes))
+        return mechanisms.output_specs(inputs, memory, size, self.compute_dtype)
 
     def get_config(self):
         config = super().get_config()
-        serialize = keras.saving.serialize_keras_object
-        cell = self._cell_name or serialize(self.cell)
-        attention = [
-            name or serialize(mechanism)
-            for name, mechanism in zip(self._attention_names, self.mechanisms)
-        ]
-        attention_layer = self.attention_layer
-        if attention_layer is not None:
-            attention_layer = (
-                [serialize(layer) for layer in attention_layer]
-                if self._multi
-                else serialize(attention_layer)
+        config.update(
+            serialize_arguments(
+                self._cell_name,
+                self.cell,
+                self._attention_names,
+                self.mechanisms,
+                self._multi,
+                self.attention_layer,
+                self.attention_activation,
             )
-        activation = self.attention_activation
-        if activation is not None and not isinstance(activation, str):
-            activation = keras.activations.serialize(activation)
+        )
         config.update(
             {
                 "units": self.units,
-                "cell": cell,
-                "attention": attention if self._multi else attention[0],
                 "query": self.query,
                 "input_feeding": self.input_feeding,
                 "attention_layer_size": self.attention_layer_size,
                 "use_fast_path": self.use_fast_path,
-                "attention_activation": activation,
-                "attention_layer": attention_layer,
                 "output_attention": self.output_attention,
             }
         )
@@ -482,17 +492,4 @@ class AttentionDecoder(
 
     @classmethod
     def from_config(cls, config):
-        config = dict(config)
-        if (
-            "output_attention" not in config
-            and config.get("attention_layer_size") is None
-        ):
-            # Saved before `attention_layer_size=None` took tfa's meaning (o_t = c_t):
-            # None then meant o_t = [h_t; c_t].
-            config["attention_layer_size"] = "concat"
-        for key in ("cell", "attention", "attention_layer"):
-            config[key] = deserialize(config.get(key))
-        activation = config.get("attention_activation")
-        if isinstance(activation, dict):
-            config["attention_activation"] = keras.activations.deserialize(activation)
-        return cls(**config)
+        return cls(**arguments_from_config(config))
