@@ -114,7 +114,7 @@ def test_best_log_probs_is_the_log_softmax_of_the_best_token():
 
 
 def test_additive_scores_are_the_product_by_v_and_its_gradient():
-    from keras_rnnattn._backend.kernels import additive_scores
+    from keras_rnnattn._backend import additive_scores
 
     rng = np.random.default_rng(0)
     hidden = np.tanh(rng.normal(size=(3, 2, 5, 8))).astype("float32")
@@ -207,7 +207,7 @@ def test_best_tokens_take_the_first_of_tied_maxima():
     # Rows with their maximum at several tokens: the first is taken (TensorFlow
     # and JAX's top_k, torch's argmax eagerly and its integer minimum
     # compiled). A row of NaN gives a token in range.
-    from keras_rnnattn._backend.decoding import best_tokens
+    from keras_rnnattn._backend import best_tokens
 
     logits = np.zeros((3, 40), "float32")
     logits[0, [7, 21, 39]] = 2.0
@@ -373,7 +373,7 @@ def test_torch_cross_entropy_equals_pytorchs_and_runs_its_backward_once():
 def test_log_mean_exp_is_numpys_mean_probability():
     # An ensemble's mean of its members' probabilities, with tokens that one
     # member or every member rules out (-inf) and members far apart.
-    from keras_rnnattn._backend.kernels import log_mean_exp
+    from keras_rnnattn._backend import log_mean_exp
 
     rng = np.random.default_rng(3)
     members = [
@@ -408,7 +408,7 @@ def test_eager_log_mean_exp_folds_members_in_without_stacking_them():
     import torch
     from torch.profiler import profile
 
-    from keras_rnnattn._backend.kernels import log_mean_exp
+    from keras_rnnattn._backend import log_mean_exp
 
     members = [torch.randn(4, 30).log_softmax(-1) for _ in range(3)]
     with profile() as run:

@@ -3,7 +3,7 @@
 import keras
 from keras import ops
 
-from keras_rnnattn._backend.kernels import log_mean_exp
+from keras_rnnattn._backend import log_mean_exp
 from keras_rnnattn.models.seq2seq_task import Seq2SeqTask
 from keras_rnnattn.models.translator import Translator
 
