@@ -379,7 +379,7 @@ def test_onnx_errors(tmp_path, monkeypatch):
     with pytest.raises(ValueError, match="TFLite only.*quantize=True"):
         export_model(model, str(tmp_path), "onnx", quantize=True)
     monkeypatch.setitem(sys.modules, "tf2onnx", None)  # not installed
-    message = 'pip install "keras-rnnattn\\[onnx\\]". Missing: tf2onnx'
+    message = 'pip install "\\.\\[onnx\\]". Missing: tf2onnx'
     with pytest.raises(ImportError, match=message):
         export_model(model, str(tmp_path), "onnx")
     with pytest.raises(ImportError, match=message):

@@ -3,6 +3,7 @@ command, each with its handler (`_cli_commands`)."""
 
 import argparse
 
+from keras_rnnattn._checks import argparse_type, non_negative_float, positive_int
 from keras_rnnattn.cli.backend import PROG
 from keras_rnnattn.cli.commands import (
     cmd_classify,
@@ -27,24 +28,8 @@ class _Parser(argparse.ArgumentParser):
 
 
 # --- Argument types ------------------------------------------------------------------
-def _positive_int(text):
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected an int >= 1, got {text!r}")
-    return value
-
-
-def _non_negative_float(text):
-    try:
-        value = float(text)
-    except ValueError:
-        value = -1.0
-    if not value >= 0:
-        raise argparse.ArgumentTypeError(f"expected a float >= 0, got {text!r}")
-    return value
+_positive_int = argparse_type(positive_int, int)
+_non_negative_float = argparse_type(non_negative_float, float)
 
 
 def _probability(text):

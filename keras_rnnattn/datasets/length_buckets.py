@@ -5,6 +5,8 @@ import copy
 import keras
 import numpy as np
 
+from keras_rnnattn._checks import is_int
+
 
 class LengthBucketedBatches(keras.utils.PyDataset):
     """Batches of rows of similar length, each padded to a multiple of a few tokens.
@@ -243,7 +245,7 @@ class LengthBucketedBatches(keras.utils.PyDataset):
 
 
 def _is_positive_int(value):
-    return isinstance(value, int) and not isinstance(value, bool) and value >= 1
+    return is_int(value) and value >= 1
 
 
 def _round_up(n, multiple):

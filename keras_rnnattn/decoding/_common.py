@@ -1,6 +1,5 @@
 """Argument checks, the `next_fn` call and the step-by-step loop shared by the decoders."""
 
-import numbers
 from typing import Any, NamedTuple
 
 import keras
@@ -8,6 +7,7 @@ import numpy as np
 from keras import ops
 
 from keras_rnnattn._backend import decoding_loop, device_scalar
+from keras_rnnattn._checks import positive_int
 
 
 def read_when_run(value):
@@ -18,26 +18,13 @@ def read_when_run(value):
 
 def check_int(name, value, minimum=1):
     """Returns `value` as a Python int, or raises if it is not an int >= `minimum`."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise ValueError(
-            f"`{name}` must be a Python int >= {minimum} (it fixes a static shape "
-            f"or loop bound). Received: {name}={value!r}"
-        )
-    if value < minimum:
-        raise ValueError(f"`{name}` must be >= {minimum}. Received: {name}={value}")
-    return int(value)
+    why = " (a Python int: it fixes a static shape or loop bound)"
+    return positive_int(name, value, minimum, why=why)
 
 
 def check_end_id(end_id):
     """Returns `end_id` as a Python int, or raises if it is not a non-negative int."""
-    if isinstance(end_id, bool) or not isinstance(end_id, numbers.Integral):
-        raise ValueError(
-            f"`end_id` must be a Python int, the id of the end token. "
-            f"Received: end_id={end_id!r}"
-        )
-    if end_id < 0:
-        raise ValueError(f"`end_id` must be >= 0. Received: end_id={end_id}")
-    return int(end_id)
+    return positive_int("end_id", end_id, 0, why=" (the id of the end token)")
 
 
 def split_outputs(outputs, names):

@@ -7,7 +7,8 @@ length penalty has one name from a preset's metadata.json to the search.
 
 import dataclasses
 import math
-import numbers
+
+from keras_rnnattn._checks import is_int, is_real
 
 METHODS = ("greedy", "beam", "sample")
 # keras-hub's sampler names and their settings: TopKSampler(k=5),
@@ -26,14 +27,6 @@ _LEGACY_METRICS = {
     "beam_length_penalty": "length_penalty",
     "beam_coverage_penalty": "coverage_penalty",
 }
-
-
-def _is_real(value):
-    return isinstance(value, numbers.Real) and not isinstance(value, bool)
-
-
-def _is_int(value):
-    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -103,31 +96,31 @@ class SearchSettings:
             fail("method", f"one of {METHODS}")
         if self.beam_size is None:
             put("beam_size", 4 if self.method == "beam" else 1)
-        if not _is_int(self.beam_size) or self.beam_size < 1:
+        if not is_int(self.beam_size) or self.beam_size < 1:
             fail("beam_size", "an int >= 1")
         put("beam_size", int(self.beam_size))
         if self.method != "beam" and self.beam_size != 1:
             fail("beam_size", f"1 with method={self.method!r} (use method='beam')")
         for name in ("length_penalty", "coverage_penalty"):
             value = getattr(self, name)
-            if not _is_real(value) or not math.isfinite(value):
+            if not is_real(value) or not math.isfinite(value):
                 fail(name, "a finite float (0 turns it off)")
             put(name, float(value))
         if self.coverage_penalty < 0:
             fail("coverage_penalty", "a float >= 0 (0 turns it off)")
-        if not _is_real(self.temperature) or not self.temperature > 0:
+        if not is_real(self.temperature) or not self.temperature > 0:
             fail("temperature", "a float > 0 (method='greedy' is the limit of 0)")
         put("temperature", float(self.temperature))
         if self.top_k is not None:
-            if not _is_int(self.top_k) or self.top_k < 1:
+            if not is_int(self.top_k) or self.top_k < 1:
                 fail("top_k", "None or an int >= 1")
             put("top_k", int(self.top_k))
         if self.top_p is not None:
-            if not _is_real(self.top_p) or not 0.0 < self.top_p <= 1.0:
+            if not is_real(self.top_p) or not 0.0 < self.top_p <= 1.0:
                 fail("top_p", "None or a float in (0, 1]")
             put("top_p", float(self.top_p))
         n = self.num_return_sequences
-        if not _is_int(n) or not 1 <= n <= self.beam_size:
+        if not is_int(n) or not 1 <= n <= self.beam_size:
             fail(
                 "num_return_sequences",
                 f"an int in [1, beam_size={self.beam_size}] (raise `beam_size` "

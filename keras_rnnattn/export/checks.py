@@ -3,8 +3,7 @@ packages each writer needs, a model's export options."""
 
 import importlib.util
 
-import numpy as np
-
+from keras_rnnattn._checks import non_negative_float, positive_int
 from keras_rnnattn._extras import require
 
 # Keras's names for the formats (`model.export(format=...)`), then the names this
@@ -85,22 +84,12 @@ def require_writer(format):
 
 
 def _optional_int(name, value):
-    if value is None:
-        return None
-    if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value < 1:
-        raise ValueError(
-            f"`{name}` must be None or an int >= 1. Received: {name}={value!r}"
-        )
-    return int(value)
+    return positive_int(name, value, allow_none=True)
 
 
 def _penalty(name, value):
-    if value is None:  # the model's own (`check_export_options`)
-        return None
-    number = isinstance(value, (int, float, np.integer, np.floating))
-    if not number or isinstance(value, bool) or not 0 <= value < float("inf"):
-        raise ValueError(f"`{name}` must be a float >= 0. Received: {name}={value!r}")
-    return float(value)
+    # None: the model's own (`check_export_options`).
+    return non_negative_float(name, value, allow_none=True)
 
 
 def check_options(model, format, **options):

@@ -10,7 +10,7 @@ step with its drivers over time (`_decoder_loops`).
 import keras
 from keras import ops
 
-from keras_rnnattn.layers import _decoder_loops as loops
+import keras_rnnattn.layers._decoder_loops as loops
 from keras_rnnattn.layers._decoder_cells import project_inputs, step_params
 from keras_rnnattn.layers._decoder_checks import (
     CELLS,

@@ -1,12 +1,11 @@
 """The sequence-to-sequence task: encoding, search, `translate` and plots, once."""
 
-import numbers
-
 import keras
 import numpy as np
 from keras import ops
 
 from keras_rnnattn._backend import no_grad
+from keras_rnnattn._checks import positive_int
 from keras_rnnattn.models._optimizers import InPlaceAdam
 from keras_rnnattn.models._seq2seq_export import seq2seq_endpoints
 from keras_rnnattn.models._seq2seq_samples import check_pairs
@@ -95,17 +94,7 @@ class Seq2SeqTask(Seq2SeqSearch, TextTask, keras.Model):
     @staticmethod
     def _positive_int(name, value, allow_none=False):
         """`value` as an int >= 1 (or None where allowed); a ValueError names it."""
-        if value is None and allow_none:
-            return None
-        if (
-            not isinstance(value, numbers.Integral)
-            or isinstance(value, bool)
-            or value < 1
-        ):
-            raise ValueError(
-                f"`{name}` must be an int >= 1. Received: {name}={value!r}"
-            )
-        return int(value)
+        return positive_int(name, value, allow_none=allow_none)
 
     # The hooks.
     def forward_pass(self, source_ids, target_in_ids, training=None):

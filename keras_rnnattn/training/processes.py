@@ -2,6 +2,8 @@
 
 import os
 
+from keras_rnnattn._checks import positive_int
+
 
 def thread_env(threads=1):
     """Environment variables that hold every numeric library to `threads` threads.
@@ -22,10 +24,7 @@ def thread_env(threads=1):
     >>> env["OMP_NUM_THREADS"], env["XLA_FLAGS"]
     ('1', '--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1')
     """
-    if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
-        raise ValueError(
-            f"`threads` must be an int >= 1. Received: threads={threads!r}"
-        )
+    positive_int("threads", threads)
     multi = "true" if threads > 1 else "false"
     return {
         "OMP_NUM_THREADS": str(threads),

@@ -2,6 +2,8 @@
 
 import keras
 
+from keras_rnnattn._checks import positive_int
+
 
 def linear_decay(learning_rate, epochs):
     """A learning rate that falls linearly over `epochs`, set by the epoch number.
@@ -26,8 +28,7 @@ def linear_decay(learning_rate, epochs):
     >>> [round(schedule.schedule(k, None), 3) for k in range(4)]
     [0.1, 0.075, 0.05, 0.025]
     """
-    if isinstance(epochs, bool) or not isinstance(epochs, int) or epochs < 1:
-        raise ValueError(f"`epochs` must be an int >= 1. Received: epochs={epochs!r}")
+    positive_int("epochs", epochs)
     if isinstance(learning_rate, bool) or not learning_rate > 0:
         raise ValueError(
             f"`learning_rate` must be a number > 0. Received: {learning_rate!r}"
