@@ -41,7 +41,7 @@ def preset_root(tmp_path_factory):
     TinyTranslator().save_to_preset(root / "tiny_tr", {"description": "reverses"})
     TinyTranslator().save_to_preset(
         root / "tiny_tr_alpha",
-        {"description": "reverses", "metrics": {"beam_length_penalty": 0.8}},
+        {"description": "reverses", "search": {"length_penalty": 0.8}},
     )
     TinyGenerator().save_to_preset(root / "tiny_gen", {"description": "echoes"})
     TinyTagger().save_to_preset(root / "tiny_tag", {"description": "tags"})

@@ -21,7 +21,7 @@ def test_demo_translates_with_the_preset(tmp_path, capsys):
     assert printed.count("greedy:") == len(demo.GERMAN)
     # The beam uses the length penalty the preset's recipe picked on validation.
     metadata = json.loads((PRESET / "metadata.json").read_text())
-    alpha = float(metadata["metrics"]["beam_length_penalty"])
+    alpha = float(metadata["search"]["length_penalty"])
     assert presets.preset_length_penalty(demo.PRESET) == alpha
     assert printed.count(f"beam 4 (α = {alpha}):") == len(demo.GERMAN)
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

@@ -579,7 +579,7 @@ def test_translator_tflite(tmp_path):
     # validated (what `keras-rnnattn translate --beam` uses), and records it.
     model = translator()
     preset = model.save_to_preset(
-        str(tmp_path / "preset"), {"metrics": {"beam_length_penalty": 1.5}}
+        str(tmp_path / "preset"), {"search": {"length_penalty": 1.5}}
     )
     export_preset(preset, str(tmp_path), "tflite", sequence_length=6)
     check_translator_tflite(model, str(tmp_path), length_penalty=1.5)
@@ -681,7 +681,7 @@ def test_exports_under_other_backends(tmp_path):
     export_tflite_and_check(model, str(tmp_path / "lite"))
     # export_preset gives the beam the preset's validated length penalty.
     preset = model.save_to_preset(
-        str(tmp_path / "preset"), {"metrics": {"beam_length_penalty": 1.5}}
+        str(tmp_path / "preset"), {"search": {"length_penalty": 1.5}}
     )
     export_preset(preset, str(tmp_path / "sm"), max_length=12)
     check_translator_saved_model(model, str(tmp_path / "sm"), length_penalty=1.5)

@@ -53,13 +53,13 @@ def test_headline_metric(metrics, expected):
 
 def test_beam_penalties_come_from_the_metrics(tmp_path):
     with open(tmp_path / "metadata.json", "w") as f:
-        json.dump({"metrics": {"beam_length_penalty": 1.2}}, f)
+        json.dump({"search": {"length_penalty": 1.2}}, f)
     assert preset_catalog.preset_beam_penalties(str(tmp_path)) == {
         "length_penalty": 1.2,
         "coverage_penalty": 0.0,
     }
     with open(tmp_path / "metadata.json", "w") as f:
-        json.dump({"metrics": {"beam_coverage_penalty": 0.2}}, f)
+        json.dump({"search": {"coverage_penalty": 0.2}}, f)
     assert (
         preset_catalog.preset_beam_penalties(str(tmp_path))["coverage_penalty"] == 0.2
     )

@@ -544,7 +544,7 @@ def test_preset_metadata_and_length_penalty_by_name_or_folder(env_presets):
     )
     assert presets.preset_length_penalty("tiny_clf") == 0.0  # none recorded
     TinyTranslator().save_to_preset(
-        env_presets / "tiny_tr_alpha", {"metrics": {"beam_length_penalty": 1.2}}
+        env_presets / "tiny_tr_alpha", {"search": {"length_penalty": 1.2}}
     )
     assert presets.preset_length_penalty("tiny_tr_alpha") == 1.2
     os.remove(env_presets / "tiny_tr" / "metadata.json")

@@ -144,7 +144,7 @@ def train_members(args, argv):
                     if key.startswith("test_")
                     and not key.endswith(("by_source_length", "per_second"))
                 },
-                "beam_length_penalty": m["metrics"]["beam_length_penalty"],
+                "search": m["search"],
             }
             for m in member_metadata
         ],

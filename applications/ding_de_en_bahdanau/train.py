@@ -244,7 +244,9 @@ def main(argv=None):
         metrics["validation_length_penalty_bleu_plus_chrf"] = {
             str(a): v for a, v in tried.items()
         }
-    metrics["beam_length_penalty"] = alpha
+    # The beam's α chosen on validation: the preset's search settings, which
+    # `translate`, the CLI and export read (`SearchSettings.from_metadata`).
+    search = {"length_penalty": alpha}
     results = {}
     for label, beam, penalty in (
         ("greedy", 1, 0.0),
@@ -266,6 +268,7 @@ def main(argv=None):
         "data": data,
         "data_license": data_license,
         "command": command,
+        "search": search,
         "metrics": metrics,
         "backend": keras.backend.backend(),
         "seed": args.seed,

@@ -21,12 +21,6 @@ _NAMED = {
     "top_p": {"method": "sample", "top_k": None, "top_p": 0.1},
     "random": {"method": "sample", "top_k": None, "top_p": None},
 }
-# What recipes recorded in metadata.json before the `search` entry: the beam's
-# penalties under `metrics`.
-_LEGACY_METRICS = {
-    "beam_length_penalty": "length_penalty",
-    "beam_coverage_penalty": "coverage_penalty",
-}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -198,9 +192,9 @@ class SearchSettings:
     def from_metadata(cls, metadata, base=None):
         """The search settings a preset's recipe chose, over `base`.
 
-        Reads metadata.json's `"search"` (a dict of these settings), else the
-        beam's penalties recipes recorded under `"metrics"`
-        (`beam_length_penalty`, `beam_coverage_penalty`).
+        Reads metadata.json's `"search"`: a dict of these settings, such as
+        `{"length_penalty": 1.2}`, the beam's α a translator's recipe chose
+        on its validation split.
 
         Args:
             metadata: dict, a preset's metadata.json.
@@ -211,7 +205,7 @@ class SearchSettings:
 
         Example:
 
-        >>> SearchSettings.from_metadata({"metrics": {"beam_length_penalty": 1.2}})
+        >>> SearchSettings.from_metadata({"search": {"length_penalty": 1.2}})
         ... # doctest: +NORMALIZE_WHITESPACE
         SearchSettings(method='greedy', beam_size=1, length_penalty=1.2,
             coverage_penalty=0.0, temperature=1.0, top_k=None, top_p=None,
@@ -220,13 +214,4 @@ class SearchSettings:
         base = cls() if base is None else base
         metadata = metadata if isinstance(metadata, dict) else {}
         search = metadata.get("search")
-        if isinstance(search, dict):
-            return base.replace(**search)
-        metrics = metadata.get("metrics")
-        metrics = metrics if isinstance(metrics, dict) else {}
-        changes = {
-            name: metrics[key]
-            for key, name in _LEGACY_METRICS.items()
-            if key in metrics
-        }
-        return base.replace(**changes)
+        return base.replace(**search) if isinstance(search, dict) else base

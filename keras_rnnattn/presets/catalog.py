@@ -233,10 +233,10 @@ def preset_metadata(name_or_dir):
 def preset_beam_penalties(name_or_dir):
     """The beam's penalties a translator preset's recipe validated.
 
-    Read by `keras_rnnattn.decoding.SearchSettings.from_metadata`: metadata.json's
-    `search` entry, else what recipes recorded as `metrics.beam_length_penalty`
-    (α of GNMT's length penalty, the one that scored best on the validation
-    split) and `metrics.beam_coverage_penalty` (β of the coverage penalty).
+    Read by `keras_rnnattn.decoding.SearchSettings.from_metadata` from
+    metadata.json's `search` entry: `length_penalty` (α of GNMT's length
+    penalty, the one that scored best on the validation split) and
+    `coverage_penalty` (β of the coverage penalty).
     A loaded preset's model takes them as its defaults (`translate`, the CLI
     and export use them).
 
@@ -265,8 +265,8 @@ def preset_beam_penalties(name_or_dir):
 def preset_length_penalty(name_or_dir):
     """The beam's length penalty α a translator preset's recipe validated.
 
-    Recipes record it as `metrics.beam_length_penalty` in metadata.json (the α
-    of GNMT's length penalty that scored best on the validation split); see
+    Recipes record it as `search.length_penalty` in metadata.json (the α of
+    GNMT's length penalty that scored best on the validation split); see
     `preset_beam_penalties`.
 
     Args:

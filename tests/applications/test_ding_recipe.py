@@ -314,7 +314,6 @@ def test_members_already_trained_are_reused_as_one_ensemble(tmp_path, capsys):
             "best_val_loss": 1.5 - index,
             "train_seconds": 60.0 * (index + 1),
             "stopped_by_time_budget": index == 1,
-            "beam_length_penalty": 0.6 * index,
             "test_greedy_bleu": 10.0 + index,
             "test_greedy_by_source_length": {},
             "test_greedy_sentences_per_second": 100.0,
@@ -324,6 +323,7 @@ def test_members_already_trained_are_reused_as_one_ensemble(tmp_path, capsys):
             metadata={
                 "command": f"train.py --seed {1 + index}",
                 "seed": 1 + index,
+                "search": {"length_penalty": 0.6 * index},
                 "metrics": metrics,
                 "data": "the data",
                 "data_license": "the licence",
@@ -341,7 +341,7 @@ def test_members_already_trained_are_reused_as_one_ensemble(tmp_path, capsys):
             "command": f"train.py --seed {1 + i}",
             "seed": 1 + i,
             "test_greedy_bleu": 10.0 + i,
-            "beam_length_penalty": 0.6 * i,
+            "search": {"length_penalty": 0.6 * i},
         }
         for i in range(2)
     ]
@@ -440,9 +440,10 @@ def test_quick_run_writes_a_preset_with_its_metrics(dictionary, tmp_path, capsys
     assert metrics["epochs_run"] == 1
     tried = metrics["validation_length_penalty_bleu_plus_chrf"]
     assert list(tried) == ["0.0", "0.6", "1.0", "1.2", "1.4"]
-    assert metrics["beam_length_penalty"] == max(
-        map(float, tried), key=lambda a: tried[str(a)]
-    )
+    assert metadata["search"] == {
+        "length_penalty": max(map(float, tried), key=lambda a: tried[str(a)])
+    }
+    assert "beam_length_penalty" not in metrics
     for decoding in ("greedy", "beam4"):
         assert 0 <= metrics[f"test_{decoding}_bleu"] <= 100
         buckets = metrics[f"test_{decoding}_by_source_length"]

@@ -94,20 +94,24 @@ def test_metadata_of_the_shipped_presets_reads_unchanged():
         with open(path, encoding="utf-8") as file:
             return json.load(file)
 
-    # The Ding recipes recorded the beam's α as `metrics.beam_length_penalty`.
-    ding = SearchSettings.from_metadata(metadata("ding_de_en_bahdanau"))
-    assert ding == SearchSettings(length_penalty=1.2)
+    # The Ding recipe writes the beam's α it validated as `search`.
+    for name, alpha in (("ding_de_en_bahdanau", 1.2), ("ding_de_en_none", 1.2)):
+        ding = metadata(name)
+        assert ding["search"] == {"length_penalty": alpha}
+        assert SearchSettings.from_metadata(ding) == SearchSettings(
+            length_penalty=alpha
+        )
+        assert "beam_length_penalty" not in ding["metrics"]  # the old key is gone
     assert SearchSettings.from_metadata(metadata("cmudict_g2p")) == SearchSettings()
-    # A `search` entry (what `save_to_preset` writes) wins over the old keys.
-    both = {
-        "search": SearchSettings("beam", length_penalty=0.4).get_config(),
-        "metrics": {"beam_length_penalty": 1.2},
-    }
-    assert SearchSettings.from_metadata(both).length_penalty == 0.4
+    # Only `search` is read: keys under `metrics` are measurements.
+    old = {"metrics": {"beam_length_penalty": 1.2}}
+    assert SearchSettings.from_metadata(old) == SearchSettings()
+    full = {"search": SearchSettings("beam", length_penalty=0.4).get_config()}
+    assert SearchSettings.from_metadata(full).length_penalty == 0.4
     sampled = SearchSettings.from_metadata({}, SearchSettings("sample"))
     assert sampled.method == "sample"
     with pytest.raises(ValueError, match="coverage_penalty=-1"):
-        SearchSettings.from_metadata({"metrics": {"beam_coverage_penalty": -1}})
+        SearchSettings.from_metadata({"search": {"coverage_penalty": -1}})
 
 
 @on_one_backend
