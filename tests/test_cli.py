@@ -11,6 +11,7 @@ import pytest
 
 from keras_rnnattn import cli, presets
 from keras_rnnattn.cli import commands as _cli_commands
+from keras_rnnattn.decoding import SearchSettings
 from keras_rnnattn.models import SequenceTagger, Translator
 from keras_rnnattn.presets import catalog as preset_catalog
 from keras_rnnattn.text import (
@@ -552,14 +553,26 @@ def test_export_calls_export_preset(run, monkeypatch, preset_root, tmp_path):
     )  # fmt: skip
     assert code == 0, err
     assert calls[-1][-1] == {"batch_size": 2, "sequence_length": 16}
-    # The beam's penalties are passed only when given: export_preset defaults
-    # them to the preset's (tests/test_export.py checks that).
+    # The beam's settings are passed only when given, as the preset's search
+    # settings with them changed (without them export_preset takes the
+    # preset's own: tests/test_export.py checks that).
     code, _, err = run(
         "export", "--preset", "tiny_tr_alpha", "--format", "tflite",
-        "--length-penalty", "0.5", "--coverage-penalty", "0.2", out,
+        "--coverage-penalty", "0.2", out,
     )  # fmt: skip
     assert code == 0, err
-    assert calls[-1][-1] == {"length_penalty": 0.5, "coverage_penalty": 0.2}
+    assert calls[-1][-1] == {
+        "search": SearchSettings(
+            "beam", beam_size=4, length_penalty=0.8, coverage_penalty=0.2
+        )
+    }
+    code, _, err = run(
+        "export", "--preset", "tiny_tr_alpha", "--format", "tflite",
+        "--length-penalty", "0.5", "--beam-size", "6", out,
+    )  # fmt: skip
+    assert calls[-1][-1]["search"] == SearchSettings(
+        "beam", beam_size=6, length_penalty=0.5
+    )
     assert stdout == out + ".tflite\n"
     code, _, err = run("export", "--preset", "nope", "--format", "tflite", out)
     assert_one_line_error(code, err)

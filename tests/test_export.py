@@ -9,6 +9,7 @@ import keras
 import numpy as np
 import pytest
 
+from keras_rnnattn.decoding import SearchSettings
 from keras_rnnattn.decoding.sampling import draw_uniforms
 from keras_rnnattn.export import export_model, export_preset
 from keras_rnnattn.models import (
@@ -268,7 +269,8 @@ def test_translator_onnx(tmp_path):
     pytest.importorskip("tf2onnx")
     model = translator()
     penalties = {"length_penalty": 1.5, "coverage_penalty": 0.4}
-    export_model(model, str(tmp_path), "onnx", max_length=12, **penalties)
+    search = SearchSettings("beam", beam_size=4, **penalties)
+    export_model(model, str(tmp_path), "onnx", search=search, max_length=12)
     info = manifest(str(tmp_path))
     assert set(info["signatures"]) == {"encode", "decode_step", "greedy", "beam_search"}
     assert "next_state_*" in info["signatures"]["decode_step"]
@@ -520,7 +522,8 @@ def test_translator_saved_model(tmp_path):
     # checked by the ensemble's test) and recorded.
     model = translator()
     penalties = {"length_penalty": 1.5, "coverage_penalty": 0.4}
-    export_model(model, str(tmp_path), max_length=12, **penalties)
+    search = SearchSettings("beam", beam_size=4, **penalties)
+    export_model(model, str(tmp_path), search=search, max_length=12)
     check_translator_saved_model(model, str(tmp_path), **penalties)
     info = manifest(str(tmp_path))
     assert set(info["signatures"]) == {
@@ -548,9 +551,16 @@ def test_penalties_are_checked(tmp_path):
     tok = CharTokenizer().fit(["abcd"])
     model = Translator(tok, tok, embedding_dim=4, units=4)
     with pytest.raises(ValueError, match="length_penalty=-1"):
-        export_model(model, str(tmp_path), length_penalty=-1)
+        search = SearchSettings("beam", length_penalty=-1)  # GNMT's α >= 0 here
+        export_model(model, str(tmp_path), search=search)
     with pytest.raises(ValueError, match="beam_search only"):
-        export_model(classifier(), str(tmp_path), length_penalty=0.5)
+        export_model(
+            classifier(), str(tmp_path), search=SearchSettings(length_penalty=0.5)
+        )
+    with pytest.raises(ValueError, match="must be a keras_rnnattn.decoding.Search"):
+        export_model(model, str(tmp_path), search={"length_penalty": 0.5})
+    # A SearchSettings of the defaults passes a model without a search.
+    export_model(classifier(), str(tmp_path / "clf"), search=SearchSettings())
 
 
 # The export guide's example (docs/guides/export.md): translating with the .tflite

@@ -311,6 +311,24 @@ def cmd_train(args):
     return subprocess.call([sys.executable, script, *args.args])
 
 
+def export_search(path, args):
+    """`--beam`, `--length-penalty` and `--coverage-penalty` of `export` as the
+    preset's search settings with them changed; None where none is given."""
+    given = {
+        name: getattr(args, name)
+        for name in ("beam_size", "length_penalty", "coverage_penalty")
+        if getattr(args, name) is not None
+    }
+    if not given:
+        return None
+    from keras_rnnattn.decoding.search_settings import SearchSettings
+    from keras_rnnattn.presets.catalog import preset_metadata
+
+    base = SearchSettings.from_metadata(preset_metadata(path))
+    beam = {"method": "beam", "beam_size": given.pop("beam_size", 4)}
+    return base.replace(**beam, **given)
+
+
 def cmd_export(args):
     path = _find(args.preset)
     import_backend(verbose=args.traceback)
@@ -329,16 +347,12 @@ def cmd_export(args):
         )
     options = {
         name: getattr(args, name)
-        for name in (
-            "batch_size",
-            "sequence_length",
-            "max_length",
-            "beam_size",
-            "length_penalty",
-            "coverage_penalty",
-        )
+        for name in ("batch_size", "sequence_length", "max_length")
         if getattr(args, name) is not None
     }
+    search = export_search(path, args)
+    if search is not None:
+        options["search"] = search
     written = export_preset(
         path, args.out, format=args.format, quantize=args.quantize, **options
     )

@@ -92,6 +92,44 @@ def _penalty(name, value):
     return non_negative_float(name, value, allow_none=True)
 
 
+def search_options(search):
+    """The decode signatures' settings of `export_model(search=...)`, by the
+    names the writers read (`beam_size`, the penalties, the sampling's).
+
+    Args:
+        search: a `keras_rnnattn.decoding.SearchSettings`, or None (the
+            model's own settings, a beam of 4).
+
+    Returns:
+        dict.
+    """
+    from keras_rnnattn.decoding.search_settings import SearchSettings
+
+    if search is None:
+        return {
+            "beam_size": 4,
+            "length_penalty": None,  # the model's (`check_export_options`)
+            "coverage_penalty": None,
+            "temperature": 1.0,
+            "top_k": None,
+            "top_p": None,
+        }
+    if not isinstance(search, SearchSettings):
+        raise ValueError(
+            "`search` must be a keras_rnnattn.decoding.SearchSettings (for "
+            'example SearchSettings("beam", beam_size=4, length_penalty=0.6)), or '
+            f"None for the model's own. Received: search={search!r}"
+        )
+    return {
+        "beam_size": search.beam_size if search.method == "beam" else 4,
+        "length_penalty": search.length_penalty,
+        "coverage_penalty": search.coverage_penalty,
+        "temperature": search.temperature,
+        "top_k": search.top_k,
+        "top_p": search.top_p,
+    }
+
+
 def check_options(model, format, **options):
     check_format(format)
     task_model(model)

@@ -14,6 +14,7 @@ from keras_rnnattn.export.checks import (
     check_format,
     check_options,
     require_writer,
+    search_options,
     task_model,
 )
 from keras_rnnattn.export.writers import WRITERS, write_tokenizers
@@ -26,15 +27,10 @@ def export_model(
     model,
     path,
     format="saved_model",
+    search=None,
     batch_size=None,
     sequence_length=None,
     max_length=None,
-    beam_size=4,
-    length_penalty=None,
-    coverage_penalty=None,
-    temperature=1.0,
-    top_k=None,
-    top_p=None,
     quantize=False,
     signatures=None,
 ):
@@ -51,19 +47,19 @@ def export_model(
         sequence_length: int, the source (or text) length in tokens, or None
             for a variable length (SavedModel and ONNX). Inputs are padded
             with 0 to it; padding does not change the results.
+        search: a `keras_rnnattn.decoding.SearchSettings`, the settings the
+            decode signatures fix: the Translator's `beam_search` takes its
+            `beam_size` (with `method="beam"`; 4 otherwise) and its length
+            and coverage penalties (as `Translator.translate`), the language
+            model's `sample` its `temperature`, `top_k` and `top_p`. None:
+            the model's own (`model.search_settings`: for a preset, the α its
+            recipe validated, which `translate` and `keras-rnnattn translate
+            --beam` use too), a beam of 4. A `SearchSettings` is taken whole:
+            `model.search_settings.replace(method="beam", beam_size=8)` keeps
+            the model's penalties.
         max_length: int, the most tokens the decode loops produce; default:
             the Translator's `max_target_length`, or the language model's
             `max_length - 1`.
-        beam_size: int, the beam of the Translator's `beam_search` signature.
-        length_penalty: float α >= 0, GNMT's length penalty of the
-            Translator's `beam_search` (as in `Translator.translate`; 0 ranks
-            by log-probability). None: the model's (`search_settings`: for a
-            preset, the α its recipe validated, which `translate` and
-            `keras-rnnattn translate --beam` use too).
-        coverage_penalty: float β >= 0, the coverage penalty of the
-            Translator's `beam_search` (as in `Translator.translate`); None:
-            the model's, as for `length_penalty`.
-        temperature, top_k, top_p: the language model's sampling settings.
         quantize: bool, TFLite dynamic-range quantisation of the weights.
         signatures: None (every signature of the model), or a list of the
             signature names to write (for example `["greedy"]`, the one file
@@ -107,14 +103,9 @@ def export_model(
         batch_size=batch_size,
         sequence_length=sequence_length,
         max_length=max_length,
-        beam_size=beam_size,
-        length_penalty=length_penalty,
-        coverage_penalty=coverage_penalty,
-        temperature=temperature,
-        top_k=top_k,
-        top_p=top_p,
         quantize=quantize,
         signatures=signatures,
+        **search_options(search),
     )
     require_writer(format)
     # The writers need TensorFlow's graph: other backends export from a TensorFlow
@@ -123,6 +114,11 @@ def export_model(
         with tempfile.TemporaryDirectory() as folder:
             preset = model.save_to_preset(os.path.join(folder, "preset"))
             return _export_in_subprocess(preset, path, format, options)
+    return _write(model, path, format, options)
+
+
+def _write(model, path, format, options):
+    """Writes the files of checked `options` (`check_options`), under TensorFlow."""
     os.makedirs(path, exist_ok=True)
     manifest = WRITERS[format](model, path, options)
     write_tokenizers(model, path, manifest)
@@ -132,6 +128,7 @@ def export_model(
 
 
 def export_preset(preset, path, format="saved_model", quantize=False, **options):
+    # `options`: export_model's keywords (search, batch_size, ...).
     """Exports a preset (a name or a folder) with `export_model`.
 
     The preset is loaded and its options checked under the current backend;
@@ -145,9 +142,9 @@ def export_preset(preset, path, format="saved_model", quantize=False, **options)
         quantize: bool, see `export_model`.
         **options: the other arguments of `export_model`; for TFLite,
             `batch_size` defaults to 1 and `sequence_length` to the model's
-            length limit. For a Translator, `length_penalty` and
-            `coverage_penalty` default to the model's search settings, read
-            from the preset's metadata.json when it loads (see
+            length limit. Without `search`, a Translator's beam takes the
+            model's search settings, read from the preset's metadata.json
+            when it loads (see
             `keras_rnnattn.decoding.SearchSettings.from_metadata`), the ones
             `translate` and `keras-rnnattn translate --beam N` use, so the
             exported `beam_search` gives `translate`'s tokens; export.json
@@ -208,9 +205,10 @@ def main(argv=None):
     parser.add_argument("preset")
     parser.add_argument("out")
     parser.add_argument("--format", default="saved_model", choices=FORMATS)
-    parser.add_argument("--options", default="{}", help="export_model options (JSON)")
+    parser.add_argument("--options", default="{}", help="checked options (JSON)")
     args = parser.parse_args(argv)
-    options = json.loads(args.options)
-    quantize = options.pop("quantize", False)
-    print(export_preset(args.preset, args.out, args.format, quantize, **options))
+    from keras_rnnattn.presets import find_preset, load_preset
+
+    model = task_model(load_preset(find_preset(args.preset)))
+    print(_write(model, args.out, args.format, json.loads(args.options)))
     return 0

@@ -4,6 +4,7 @@ import inspect
 
 import pytest
 
+from keras_rnnattn.decoding import SearchSettings
 from keras_rnnattn.export import export_model
 from keras_rnnattn.models import (
     AttentionClassifier,
@@ -62,9 +63,13 @@ def test_export_refuses_the_options_the_contract_leaves_out(tmp_path):
     chars = CharTokenizer().fit(["abc"])
     classifier = AttentionClassifier(tokenizer=chars, labels=["x", "y"], units=4)
     with pytest.raises(ValueError, match=r"beam_search only.*length_penalty=0.5"):
-        export_model(classifier, str(tmp_path), length_penalty=0.5)
+        export_model(
+            classifier, str(tmp_path), search=SearchSettings(length_penalty=0.5)
+        )
     with pytest.raises(ValueError, match=r"language model's sample only.*top_k=3"):
-        export_model(classifier, str(tmp_path), top_k=3)
+        export_model(
+            classifier, str(tmp_path), search=SearchSettings("sample", top_k=3)
+        )
 
 
 def test_docstring_examples_run():
