@@ -13,19 +13,12 @@ from keras_rnnattn._keras_private import (
     save_weights_only,
 )
 from keras_rnnattn._version import __version__
-from keras_rnnattn.presets.catalog import (  # noqa: F401 (re-exported)
+from keras_rnnattn.presets.catalog import (
     CONFIG_FILE,
     METADATA_FILE,
-    PRESETS_ENV,
     WEIGHTS_FILE,
-    _candidate_dirs,
     _read_json,
     find_preset,
-    list_presets,
-    preset_beam_penalties,
-    preset_dirs,
-    preset_length_penalty,
-    preset_metadata,
 )
 from keras_rnnattn.presets.error import PresetError
 from keras_rnnattn.presets.files import check_preset_files

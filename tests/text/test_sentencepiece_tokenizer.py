@@ -234,7 +234,7 @@ def test_unfitted_empty_and_damaged_inputs_raise_value_errors():
 
 def test_missing_sentencepiece_names_the_extra(monkeypatch):
     monkeypatch.setitem(sys.modules, "sentencepiece", None)
-    with pytest.raises(ImportError, match=r'pip install "keras-rnnattn\[text\]"'):
+    with pytest.raises(ImportError, match=r'pip install "\.\[text\]"'):
         SentencePieceTokenizer(vocabulary_size=60).fit(TEXTS)
 
 
