@@ -376,10 +376,48 @@ def test_language_model_onnx(tmp_path):
     np.testing.assert_allclose(got["scores"], scores, atol=1e-4)
 
 
+def test_int8_onnx_stores_large_weights_as_int8_with_the_same_tokens(tmp_path):
+    # Each large weight stored as int8 with a scale per column, restored to
+    # float32 at the top of the graph (the decode loop reads it inside).
+    model = translator()
+    ids = padded(model.encode_source(["abcd", "dcba", "abc"]), 8)
+    files = {}
+    for quantize in (False, True):
+        folder = str(tmp_path / str(quantize))
+        export_model(
+            model, folder, "onnx", sequence_length=8, max_length=12,
+            quantize=quantize, signatures=["greedy"],
+        )  # fmt: skip
+        files[quantize] = os.path.join(folder, "greedy.onnx")
+        assert manifest(folder)["options"]["quantize"] is quantize
+    float32, int8 = (onnx_runner(files[q])(source_ids=ids)["tokens"] for q in (0, 1))
+    want = model.generate_ids(ids, 1, 12)[0]
+    np.testing.assert_array_equal(float32, want)
+    assert (int8 == want).all(axis=1).mean() >= 2 / 3  # int8 rounding may flip one
+    onnx = pytest.importorskip("onnx")
+    from keras_rnnattn.export.onnx_int8 import MIN_ELEMENTS
+
+    def initializers(file):
+        return {t.name: t for t in onnx.load(file).graph.initializer}
+
+    large = [
+        name
+        for name, t in initializers(files[False]).items()
+        if t.data_type == onnx.TensorProto.FLOAT
+        and int(np.prod(t.dims)) >= MIN_ELEMENTS
+    ]
+    assert large  # the recurrent kernels at least
+    int8 = initializers(files[True])
+    for name in large:  # stored as int8 with a scale; the float one is gone
+        assert int8[f"{name}_int8"].data_type == onnx.TensorProto.INT8
+        assert name not in int8
+    assert os.path.getsize(files[True]) < os.path.getsize(files[False])
+
+
 def test_onnx_errors(tmp_path, monkeypatch):
     model = classifier()
-    with pytest.raises(ValueError, match="TFLite only.*quantize=True"):
-        export_model(model, str(tmp_path), "onnx", quantize=True)
+    with pytest.raises(ValueError, match="TFLite and ONNX.*quantize=True"):
+        export_model(model, str(tmp_path), "tf_saved_model", quantize=True)
     monkeypatch.setitem(sys.modules, "tf2onnx", None)  # not installed
     message = 'pip install "\\.\\[onnx\\]". Missing: tf2onnx'
     with pytest.raises(ImportError, match=message):

@@ -167,10 +167,11 @@ def check_options(model, format, **options):
             f"Received: sequence_length={options['sequence_length']}"
         )
     options["quantize"] = bool(options["quantize"])
-    if options["quantize"] and format == "onnx":
+    if options["quantize"] and format == "saved_model":
         raise ValueError(
-            "`quantize` applies to TFLite only (format='litert'); ONNX files keep "
-            "float32 weights. Received: quantize=True with format='onnx'"
+            "`quantize` applies to TFLite and ONNX files (format='litert' or "
+            "'onnx'); a SavedModel keeps its float32 variables. Received: "
+            "quantize=True with format='tf_saved_model'"
         )
     signatures = options.pop("signatures", None)
     options = model.check_export_options(options)

@@ -60,7 +60,10 @@ def export_model(
         max_length: int, the most tokens the decode loops produce; default:
             the Translator's `max_target_length`, or the language model's
             `max_length - 1`.
-        quantize: bool, TFLite dynamic-range quantisation of the weights.
+        quantize: bool, int8 weights: TFLite's dynamic-range quantisation,
+            or for ONNX each large weight stored as int8 with a scale per
+            column (`keras_rnnattn.export.onnx_int8`); about a quarter of the
+            file.
         signatures: None (every signature of the model), or a list of the
             signature names to write (for example `["greedy"]`, the one file
             a device needs to translate; each TFLite file is converted on its

@@ -168,6 +168,8 @@ def write_onnx(model, path, options):
     import onnx
     import tensorflow as tf
 
+    from keras_rnnattn.export.onnx_int8 import quantize_weights
+
     endpoints = _endpoints(model, options)
     manifest = _base_manifest(model, "onnx", options)
     manifest["signatures"], manifest["not_converted"] = {}, {}
@@ -189,6 +191,8 @@ def write_onnx(model, path, options):
         except Exception as error:  # the converter raises several types
             manifest["not_converted"][name] = _first_line(error)
             continue
+        if options["quantize"]:
+            proto = quantize_weights(proto)
         onnx.save(proto, os.path.join(path, f"{name}.onnx"))
         if renamed:  # `state_0`, `state_1`, ... -> "state_*"
             stems = sorted({f"{n.rpartition('_')[0] or n}_*" for n in renamed})

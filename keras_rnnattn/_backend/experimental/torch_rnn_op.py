@@ -26,7 +26,7 @@ layer once per shape (an output of unknown size would break the graph).
 
 Each gives the gradients of `torch.lstm`/`torch.gru` (`tests/layers/
 test_torch_rnn_op.py` on the CPU; on a GPU, `scripts/gpu_check.py`'s
-`check_fused_rnn`). `torch_fused_rnn.AS_OPERATOR` puts them in compiled train
+`check_fused_rnn`). `torch_options(rnn_operator=True)` puts them in compiled train
 steps.
 """
 
