@@ -29,7 +29,11 @@ from keras_rnnattn.metrics import word_error_rate  # noqa: E402
 from keras_rnnattn.models import Translator  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-LOADERS = {"misaki_us_g2p": load_misaki_lexicon, "cmudict_g2p": load_cmudict}
+LOADERS = {
+    "misaki_us_g2p": load_misaki_lexicon,
+    "misaki_gb_g2p": lambda split: load_misaki_lexicon(split, dialect="gb"),
+    "cmudict_g2p": load_cmudict,
+}
 
 
 def _symbols(phonemes):
@@ -90,6 +94,7 @@ def main(argv=None):
         ("litert", "tflite", False),
         ("litert_int8", "tflite", True),
         ("onnx", "onnx", False),
+        ("onnx_int8", "onnx", True),
     ):
         out = os.path.join(folder, fmt)
         export_model(
@@ -107,6 +112,7 @@ def main(argv=None):
         "litert": tflite_runner(files["litert"]),
         "litert_int8": tflite_runner(files["litert_int8"]),
         "onnx": onnx_runner(files["onnx"]),
+        "onnx_int8": onnx_runner(files["onnx_int8"]),
     }
 
     def ids_of(word):
@@ -152,6 +158,7 @@ def main(argv=None):
             "litert": "LiteRT, float32",
             "litert_int8": "LiteRT, int8 weights (dynamic range)",
             "onnx": "onnxruntime, float32",
+            "onnx_int8": "onnxruntime, int8 weights (per column)",
         }
         for fmt, row in result["formats"].items():
             f.write(
