@@ -8,8 +8,11 @@ draws the figure. The two presets are trained by the same script, budget and
 seeds, with `--attention bahdanau` and `--attention none`, each with the
 options that suited it better (the baseline does worse with the attention
 preset's network size, fixnorm and averaging, and with its schedule); the
-commands are printed from their metadata.
+commands are printed from their metadata. The baseline is not shipped; its
+recipe writes it:
 
+    python applications/ding_de_en_bahdanau/train.py --attention none \\
+        --schedule plateau --out saved_models/ding_de_en_none
     python benchmarks/bahdanau_fig2.py \\
         --attention saved_models/ding_de_en_bahdanau \\
         --baseline saved_models/ding_de_en_none --out benchmarks/bahdanau_fig2.png
