@@ -213,7 +213,7 @@ def test_g2p_test_slice_is_the_loaders_and_mostly_right():
     assert metrics["test_greedy_wer"] < metrics["no_attention_test_greedy_wer"]
 
 
-@pytest.mark.parametrize("name", ["cmudict_g2p", "misaki_us_g2p"])
+@pytest.mark.parametrize("name", ["cmudict_g2p", "misaki_us_g2p", "misaki_gb_g2p"])
 def test_g2p_presets_read_letters_with_marks_as_their_base_letters(name):
     from keras_rnnattn.models import Translator
 
