@@ -18,15 +18,34 @@ print(' '.join(package for _, kind, package, _ in SOURCES.values() if kind == 'a
 ")
 apt_packages="$apt_packages chromium chromium-driver"
 
+as_root=""
 if [ "$(id -u)" != 0 ]; then
-  echo "make data installs Debian packages with apt-get and needs root:" >&2
-  echo "  sudo make data     (or: sudo apt-get install $apt_packages)" >&2
-  exit 1
+  if command -v sudo >/dev/null && sudo -n true 2>/dev/null; then
+    as_root="sudo"
+  else
+    # Without root the corpora still go to the cache (apt-get download and
+    # dpkg-deb, no install); Chromium cannot.
+    echo "make data installs Debian packages with apt-get, which needs root: the" >&2
+    echo "corpora go to the cache instead; for Chromium run as root (or:" >&2
+    echo "  sudo apt-get install chromium chromium-driver)" >&2
+    "$PY" - <<'PY'
+from keras_rnnattn.datasets.sources import SOURCES, DatasetNotFoundError, fetch, find_source
+
+for name, (_, kind, _, _) in SOURCES.items():
+    if kind == "apt":
+        try:
+            print(f"{name}: {find_source(name)}")
+        except DatasetNotFoundError:
+            print(f"{name}: {fetch(name)}")
+PY
+  fi
 fi
-echo "apt-get install $apt_packages"
-apt-get update -qq
-DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-  $apt_packages >/dev/null
+if [ "$(id -u)" = 0 ] || [ -n "$as_root" ]; then
+  echo "apt-get install $apt_packages"
+  $as_root apt-get update -qq
+  $as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+    --no-install-recommends $apt_packages >/dev/null
+fi
 
 "$PY" - <<'PY'
 from keras_rnnattn.datasets.sources import SOURCES, DatasetNotFoundError, fetch, find_source
