@@ -22,8 +22,9 @@ class TaskContract:
             methods (`text_method` among them) and the options a caller (the
             CLI) may pass each.
         export_options: tuple of the `keras_rnnattn.export.export_model`
-            options that apply beyond `batch_size` and `sequence_length`
-            (`"max_length"`, `"beam_size"`, `"length_penalty"`, ...).
+            options that apply beyond `batch_size` and `sequence_length`:
+            `"max_length"`, and the fields of its `search` settings that the
+            export signatures fix (`"beam_size"`, `"length_penalty"`, ...).
 
     Example:
 
