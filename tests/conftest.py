@@ -3,7 +3,9 @@
 import os
 
 from tests.compile_flags import TEST_XLA_FLAGS
-from tests.missing_installs import ci_requires_installs, is_missing_install
+
+# With CI=true a skip for something not installed fails (the plugin's hook).
+from tests.missing_installs import pytest_runtest_makereport  # noqa: F401
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 if os.environ.get("KERAS_BACKEND") == "torch":
@@ -34,19 +36,3 @@ def _reset_keras_state():
 
 def pytest_report_header(config):
     return f"keras {keras.__version__}, backend {keras.backend.backend()}"
-
-
-@pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_makereport(item, call):
-    """With `CI=true`, a skip for something not installed is a failure."""
-    outcome = yield
-    report = outcome.get_result()
-    if not report.skipped or not ci_requires_installs(os.environ):
-        return
-    reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else ""
-    if is_missing_install(str(reason)):
-        report.outcome = "failed"
-        report.longrepr = (
-            f"CI=true: this test would skip because something it reads is not "
-            f"installed ({reason}); .ci/run installs it with `make data`."
-        )

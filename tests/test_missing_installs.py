@@ -22,48 +22,34 @@ def test_reasons_that_name_an_install_are_told_apart():
 
 @on_one_backend
 def test_the_guard_bites_under_ci(tmp_path):
-    # A test file beside the suite's conftest: one skip for a missing corpus,
-    # one for another reason.
-    folder = os.path.join(REPO, "tests", f"_guard_{os.getpid()}")
-    os.makedirs(folder)
-    try:
-        with open(os.path.join(folder, "test_guard.py"), "w") as file:
-            file.write(
-                textwrap.dedent(
-                    """
-                    import pytest
+    # A test file outside the suite (another backend's run collects tests/ at
+    # the same time), with the plugin: one skip for a missing corpus, one for
+    # another reason.
+    (tmp_path / "test_guard.py").write_text(
+        textwrap.dedent(
+            """
+            import pytest
 
-                    def test_corpus():
-                        pytest.skip("corpus not installed: apt-get install fortunes")
+            def test_corpus():
+                pytest.skip("corpus not installed: apt-get install fortunes")
 
-                    def test_backend():
-                        pytest.skip("the in-place update is torch's")
-                    """
-                )
-            )
-        outputs = {}
-        for ci in ("true", ""):
-            result = subprocess.run(
-                [
-                    sys.executable,
-                    "-m",
-                    "pytest",
-                    "-q",
-                    "-p",
-                    "no:cacheprovider",
-                    "-rfs",
-                    folder,
-                ],
-                cwd=REPO,
-                env={**os.environ, "CI": ci},
-                capture_output=True,
-                text=True,
-                timeout=120,
-            )
-            outputs[ci] = result.stdout.splitlines()[-1]
-    finally:
-        import shutil
-
-        shutil.rmtree(folder)
+            def test_backend():
+                pytest.skip("the in-place update is torch's")
+            """
+        )
+    )
+    outputs = {}
+    for ci in ("true", ""):
+        result = subprocess.run(
+            [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+             "-p", "tests.missing_installs", "--rootdir", str(tmp_path),
+             "-c", os.devnull, str(tmp_path / "test_guard.py")],
+            cwd=REPO,
+            env={**os.environ, "CI": ci, "PYTHONPATH": REPO},
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )  # fmt: skip
+        outputs[ci] = result.stdout.strip().splitlines()[-1]
     assert "1 failed, 1 skipped" in outputs["true"], outputs
     assert "2 skipped" in outputs[""], outputs
