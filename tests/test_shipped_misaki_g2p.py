@@ -17,20 +17,12 @@ from keras_rnnattn.datasets import (
 )
 from keras_rnnattn.models import Translator
 from tests.backends import on_one_backend
+from tests.shipped import preset_fixtures
 
 FOLDER = Path(__file__).resolve().parents[1] / "saved_models" / "misaki_us_g2p"
 
 
-@pytest.fixture(scope="module")
-def metadata():
-    if not (FOLDER / "config.json").is_file():
-        pytest.skip(f"misaki_us_g2p is not shipped in {FOLDER.parent}")
-    return json.loads((FOLDER / "metadata.json").read_text(encoding="utf-8"))
-
-
-@pytest.fixture(scope="module")
-def model(metadata):
-    return Translator.from_preset(str(FOLDER))
+metadata, model = preset_fixtures(FOLDER, Translator)
 
 
 def test_reproduces_pinned_phonemes_in_misakis_symbols(model, metadata):

@@ -1,7 +1,6 @@
 """The shipped `punctuation_en` preset: pinned outputs, its card's comparisons,
 its size, overlapping windows on long text, and the command line's default."""
 
-import json
 from pathlib import Path
 
 import pytest
@@ -12,6 +11,7 @@ from keras_rnnattn.models._punctuation_windows import tag_word_lists
 from keras_rnnattn.models.punctuation_stream import PunctuationStream
 from keras_rnnattn.text import SentencePieceTokenizer
 from tests.backends import on_one_backend
+from tests.shipped import preset_fixtures
 
 FOLDER = Path(__file__).resolve().parents[1] / "saved_models" / "punctuation_en"
 SOURCES = (
@@ -20,16 +20,7 @@ SOURCES = (
 )  # fmt: skip
 
 
-@pytest.fixture(scope="module")
-def metadata():
-    if not (FOLDER / "config.json").is_file():
-        pytest.skip(f"punctuation_en is not shipped in {FOLDER.parent}")
-    return json.loads((FOLDER / "metadata.json").read_text(encoding="utf-8"))
-
-
-@pytest.fixture(scope="module")
-def model(metadata):
-    return SequenceTagger.from_preset(str(FOLDER))
+metadata, model = preset_fixtures(FOLDER, SequenceTagger)
 
 
 def test_reproduces_pinned_restorations(model, metadata):
