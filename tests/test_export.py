@@ -376,6 +376,7 @@ def test_language_model_onnx(tmp_path):
     np.testing.assert_allclose(got["scores"], scores, atol=1e-4)
 
 
+@tf_only  # the other backends export through the same TensorFlow writer
 def test_int8_onnx_stores_large_weights_as_int8_with_the_same_tokens(tmp_path):
     # Each large weight stored as int8 with a scale per column, restored to
     # float32 at the top of the graph (the decode loop reads it inside).
