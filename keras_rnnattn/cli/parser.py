@@ -228,7 +228,7 @@ def build_parser():
         "first two",
     )
     p.add_argument(
-        "--quantize", action="store_true", help="quantize the weights (litert)"
+        "--quantize", action="store_true", help="int8 weights (litert and onnx)"
     )
     p.add_argument(
         "--batch-size",
