@@ -7,6 +7,12 @@ imports it when first used.
 import importlib
 
 from keras_rnnattn.datasets.cmudict import load_cmudict, parse_cmudict
+from keras_rnnattn.datasets.czech_text import (
+    CZECH_SOURCES,
+    load_czech_text,
+    load_fortunes_cs,
+    load_libreoffice_help_cs,
+)
 from keras_rnnattn.datasets.dataset_not_found_error import DatasetNotFoundError
 from keras_rnnattn.datasets.ding import (
     load_ding_de_en,
@@ -45,6 +51,7 @@ from keras_rnnattn.datasets.wordnet_topics import WORDNET_LEXNAMES, load_wordnet
 from keras_rnnattn.datasets.world_english_bible import load_world_english_bible
 
 __all__ = [
+    "CZECH_SOURCES",
     "DatasetNotFoundError",
     "LengthBucketedBatches",
     "MISAKI_SYMBOLS",
@@ -55,12 +62,15 @@ __all__ = [
     "install_command",
     "kfold_indices",
     "load_cmudict",
+    "load_czech_text",
     "load_ding_de_en",
     "load_ding_de_en_alternatives",
     "load_ding_de_en_lexicon",
     "load_fortunes",
+    "load_fortunes_cs",
     "load_lee_news",
     "load_libreoffice_help_de_en",
+    "load_libreoffice_help_cs",
     "load_libreoffice_help_en",
     "load_minilm_word_vectors",
     "load_misaki_lexicon",

@@ -16,7 +16,7 @@ _ATTRIBUTION_RE = re.compile(r"^\s*(--|~~|—)")
 _LETTERS_RE = re.compile(r"[A-Za-z]")
 
 
-def parse_fortunes(text, min_words=4, max_words=200):
+def parse_fortunes(text, min_words=4, max_words=200, letters=_LETTERS_RE):
     """The prose cookies of one fortune file, each on one line.
 
     Cookies are separated by lines holding `%`. Attribution lines (`-- Name`)
@@ -29,6 +29,8 @@ def parse_fortunes(text, min_words=4, max_words=200):
         text: str, the file.
         min_words: int.
         max_words: int.
+        letters: compiled pattern of one letter (ASCII letters by default;
+            `re.compile(r"[^\\W\\d_]")` for any alphabet).
 
     Returns:
         list of str.
@@ -51,7 +53,7 @@ def parse_fortunes(text, min_words=4, max_words=200):
             continue
         if not (prose[0].isupper() or prose[0] in "\"'“") or prose[-1] not in ".?!\"'”":
             continue
-        if len(_LETTERS_RE.findall(prose)) < 0.7 * len(prose.replace(" ", "")):
+        if len(letters.findall(prose)) < 0.7 * len(prose.replace(" ", "")):
             continue
         out.append(prose)
     return out

@@ -134,15 +134,18 @@ def load_libreoffice_help_de_en(split="train", german_path=None, english_path=No
     return [tuple(pairs[i]) for i in index]
 
 
-def parse_help_prose(english_root, min_words=3):
+def parse_help_prose(english_root, min_words=3, is_capital=None):
     """The sentence-like paragraphs of each English help page, in path order.
 
     A paragraph that several pages share is kept on the first page only, so
     that no held-out page repeats a training page.
 
     Args:
-        english_root: path of `help/en-US`.
+        english_root: path of `help/en-US` (or another language's folder).
         min_words: int.
+        is_capital: optional function of a character, whether it starts a
+            sentence (default: an ASCII capital; `str.isupper` for any
+            alphabet).
 
     Returns:
         list of `(page, paragraph)` pairs of str; `page` is the path relative
@@ -158,10 +161,11 @@ def parse_help_prose(english_root, min_words=3):
     [('a.html', 'Click OK to close it.')]
     """
     english_root = Path(english_root)
+    is_capital = is_capital or (lambda char: "A" <= char <= "Z")
     rows, seen = [], set()
     for page in sorted(english_root.rglob("*.html")):
         for text in parse_help_paragraphs(page.read_text(encoding="utf-8")).values():
-            if text in seen or not ("A" <= text[0] <= "Z" and text[-1] in ".?!:"):
+            if text in seen or not (is_capital(text[0]) and text[-1] in ".?!:"):
                 continue
             if len(text.split()) >= min_words and not _PLACEHOLDER_RE.search(text):
                 seen.add(text)

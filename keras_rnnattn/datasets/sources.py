@@ -72,6 +72,18 @@ SOURCES = {
         "fortunes",
         "usr/share/games/fortunes",
     ),
+    "fortunes_cs": (
+        "Debian's Czech fortune cookies (fortunes-cs)",
+        "apt",
+        "fortunes-cs",
+        "usr/share/games/fortunes/cs",
+    ),
+    "libreoffice_help_cs": (
+        "The Czech LibreOffice help",
+        "apt",
+        "libreoffice-help-cs",
+        "usr/share/libreoffice/help/cs",
+    ),
     "lee_news": (
         "The Lee news corpus (gensim 4.4.0 wheel)",
         "wheel",
