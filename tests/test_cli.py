@@ -18,6 +18,7 @@ from keras_rnnattn.text import (
     PUNCTUATION_TAGS,
     CharTokenizer,
     WordTokenizer,
+    strip_diacritics,
     strip_punctuation,
 )
 from tests.backends import on_one_backend
@@ -57,6 +58,11 @@ def preset_root(tmp_path_factory):
         tags=PUNCTUATION_TAGS,
         units=4,
     ).save_to_preset(root / "real_punct", {"description": "an untrained punctuator"})
+    SequenceTagger(
+        tokenizer=CharTokenizer().fit(["zitra rano"]),
+        tags=["none", "acute", "caron"],
+        units=4,
+    ).save_to_preset(root / "real_marks", {"description": "an untrained restorer"})
     return root
 
 
@@ -370,6 +376,18 @@ def test_punctuate_restores_each_line(run):
     code, _, err = run("punctuate", "--preset", "tiny_tr", "x")
     assert_one_line_error(code, err)
     assert "no restore_punctuation()" in err
+
+
+def test_diacritics_reads_lines_from_stdin(run):
+    code, out, err = run(
+        "diacritics", "--preset", "real_marks", stdin="Zitra rano\n\nDo Brna!\n"
+    )
+    assert code == 0, err
+    lines = out.splitlines()
+    assert [strip_diacritics(line) for line in lines] == ["Zitra rano", "", "Do Brna!"]
+    code, _, err = run("diacritics", "--preset", "real_punct", "x")
+    assert_one_line_error(code, err)
+    assert "diacritic tags" in err
 
 
 def test_pronounce_without_words_is_one_line(run):

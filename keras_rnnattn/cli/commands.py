@@ -216,6 +216,23 @@ def cmd_punctuate(args):
     return 1 if failed else 0
 
 
+def cmd_diacritics(args):
+    model = _load(args, "restore_diacritics")
+    try:  # a tagger of other tags: one error before any line is read
+        model.restore_diacritics([])
+    except ValueError as error:
+        raise CommandError(f"preset {args.preset!r}: {error}") from None
+    results, failed = _map_texts(
+        args,
+        _read_texts(args.texts),
+        lambda batch: list(model.restore_diacritics(batch)),
+        "restored",
+    )
+    for result in results:
+        print(_line(result), flush=True)
+    return 1 if failed else 0
+
+
 def cmd_classify(args):
     model = _load(args, "classify")
     texts = _read_texts(args.texts)

@@ -7,6 +7,7 @@ from keras_rnnattn._checks import argparse_type, non_negative_float, positive_in
 from keras_rnnattn.cli.backend import PROG
 from keras_rnnattn.cli.commands import (
     cmd_classify,
+    cmd_diacritics,
     cmd_export,
     cmd_generate,
     cmd_presets,
@@ -166,6 +167,16 @@ def build_parser():
     _add_batch_size(p)
     p.add_argument("texts", nargs="*", metavar="TEXT")
     p.set_defaults(handler=cmd_punctuate)
+
+    p = commands.add_parser(
+        "diacritics",
+        help="put back the diacritics of text typed without them with a "
+        "diacritics tagger (only marks on letters change)",
+    )
+    _add_preset(p, default="diacritics_cs")
+    _add_batch_size(p)
+    p.add_argument("texts", nargs="*", metavar="TEXT")
+    p.set_defaults(handler=cmd_diacritics)
 
     p = commands.add_parser("classify", help="classify texts: label and probability")
     _add_preset(p)

@@ -6,6 +6,7 @@ import numpy as np
 from keras_rnnattn.layers.masked_sequence import MaskedZeros
 from keras_rnnattn.layers.recurrent import recurrent_encoder
 from keras_rnnattn.layers.sequence_self_attention import SequenceSelfAttention
+from keras_rnnattn.models import _diacritic_windows
 from keras_rnnattn.models._punctuation_windows import (
     read_words,
     tag_word_lists,
@@ -101,7 +102,11 @@ class SequenceTagger(TextTask, keras.Model):
 
     task_contract = TaskContract(
         "tag",
-        methods={"tag": ("batch_size",), "restore_punctuation": ("batch_size",)},
+        methods={
+            "tag": ("batch_size",),
+            "restore_punctuation": ("batch_size",),
+            "restore_diacritics": ("batch_size",),
+        },
     )
 
     def __init__(
@@ -355,6 +360,41 @@ class SequenceTagger(TextTask, keras.Model):
             if out[i] is None:  # a long text: overlapping windows
                 stream = PunctuationStream(self, window)
                 out[i] = stream.push(text) + stream.finish()
+        return out[0] if single else out
+
+    def restore_diacritics(self, texts, batch_size=32):
+        """Puts back the diacritics of text typed without them.
+
+        For a character tagger trained on `keras_rnnattn.text.diacritic_tags`
+        (each character's tag names the marks its letter carries, or
+        `"none"`). The tagger reads each text without marks, lowercased,
+        in windows of at most `max_length` characters cut at spaces; each
+        letter gets the marks of its tag where they compose with it into one
+        letter. The output differs from the input only in marks added to
+        letters: every other character, space and capital is kept, and so
+        are the marks the input already has.
+
+        Args:
+            texts: a string or a list of strings.
+            batch_size: int.
+
+        Returns:
+            The texts with diacritics (NFC): a str for a str, else a list of
+            str.
+
+        Example:
+
+        >>> from keras_rnnattn.text import CharTokenizer, strip_diacritics
+        >>> tok = CharTokenizer().fit(["zitra rano"])
+        >>> tagger = SequenceTagger(
+        ...     tokenizer=tok, tags=["none", "acute", "caron"], units=4)
+        >>> out = tagger.restore_diacritics("Zitra rano")  # untrained: any marks
+        >>> strip_diacritics(out)
+        'Zitra rano'
+        """
+        items, single, owner = self._read_texts(texts, "restore_diacritics")
+        _diacritic_windows.check_diacritic_tags(self.tags, owner)
+        out = _diacritic_windows.restore_diacritics(self, items, batch_size)
         return out[0] if single else out
 
     def attention_weights(self, texts, batch_size=32):

@@ -5,6 +5,12 @@ keras-hub tokenizer; both import their library only when used."""
 
 from keras_rnnattn.text.bpe_tokenizer import BpeTokenizer
 from keras_rnnattn.text.char_tokenizer import CharTokenizer
+from keras_rnnattn.text.diacritics import (
+    NO_MARK,
+    apply_diacritics,
+    diacritic_tags,
+    strip_diacritics,
+)
 from keras_rnnattn.text.keras_hub_tokenizer import KerasHubTokenizer
 from keras_rnnattn.text.normalization import (
     detokenize,
@@ -30,13 +36,16 @@ __all__ = [
     "BpeTokenizer",
     "CharTokenizer",
     "KerasHubTokenizer",
+    "NO_MARK",
     "PUNCTUATION_TAGS",
     "SPECIAL_TOKENS",
     "SentencePieceTokenizer",
     "Tokenizer",
     "Vocabulary",
     "WordTokenizer",
+    "apply_diacritics",
     "detokenize",
+    "diacritic_tags",
     "fold_letters",
     "normalize",
     "piece_tags",
@@ -44,6 +53,7 @@ __all__ = [
     "punctuation_windows",
     "restore_punctuation",
     "split_words",
+    "strip_diacritics",
     "strip_punctuation",
     "untagged_tokens",
     "word_piece_ids",

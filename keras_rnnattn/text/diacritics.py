@@ -186,6 +186,37 @@ def apply_diacritics(text, tags):
     return "".join(add_mark(c, t) for c, t in zip(text, tags))
 
 
+def model_text(stripped):
+    """What a diacritics tagger reads: the text without marks, lowercased
+    letter by letter (a letter whose lowercase is longer, like `İ`, kept as
+    it is), so that one character stays one token.
+
+    Example:
+
+    >>> model_text("Zitra v Brne")
+    'zitra v brne'
+    """
+    return "".join(c.lower() if len(c.lower()) == 1 else c for c in stripped)
+
+
+def char_ids(tokenizer, text):
+    """One token id per character of `text` (its length, always): a
+    character that `tokenizer` reads as several tokens or none is its first
+    token or the unknown id.
+
+    Args:
+        tokenizer: a `CharTokenizer`.
+        text: str.
+
+    Returns:
+        list of int.
+    """
+    ids = tokenizer.encode(text)
+    if len(ids) != len(text):  # a character the tokenizer reads as several
+        ids = [(tokenizer.encode(c) or [tokenizer.unk_id])[0] for c in text]
+    return ids
+
+
 def text_windows(text, width):
     """`(start, end)` spans that cut a text into pieces of at most `width`
     characters, at spaces where one is near (a word longer than the width is

@@ -1,0 +1,1 @@
+"""The `diacritics_cs` recipe."""
