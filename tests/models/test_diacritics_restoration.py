@@ -40,8 +40,8 @@ def arrays(tokenizer, texts, width=64):
     return x, y
 
 
-@pytest.fixture(scope="module")
-def trained():
+def train_tagger():
+    """A small character tagger trained on `sentences` (seconds)."""
     keras.utils.set_random_seed(0)
     train = sentences(600, seed=0)
     tokenizer = CharTokenizer().fit([model_text(strip_diacritics(t)) for t in train])
@@ -53,6 +53,11 @@ def trained():
     x, y = arrays(tokenizer, train)
     tagger.fit(x, y, batch_size=32, epochs=6, verbose=0)
     return tagger
+
+
+@pytest.fixture(scope="module")
+def trained():
+    return train_tagger()
 
 
 def test_learns_which_letters_take_marks(trained):

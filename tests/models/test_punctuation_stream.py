@@ -84,6 +84,22 @@ def test_the_stream_returns_words_once_their_window_is_complete():
     assert rest[-1] in ".?" and stream.finish() == ""
 
 
+@pytest.mark.parametrize("window", [8, 16])
+def test_the_stated_delay_is_the_delay_words_pushed_one_by_one_see(window):
+    words = ([w for w in WORDS if "'" not in w] * 4)[: 5 * window]
+    tagger = _tagger(WordTokenizer(lowercase=True).fit([" ".join(WORDS)]), window)
+    stream = PunctuationStream(tagger, window)
+    emitted_at = []  # for each word, how many words had arrived when returned
+    for n, word in enumerate(words, 1):
+        returned = len(strip_punctuation(stream.push(word)).split())
+        emitted_at += [n] * returned
+    waits = [at - (i + 1) for i, at in enumerate(emitted_at)]
+    assert max(waits) == window  # the first words wait for a whole window
+    steady = waits[window:]
+    assert (min(steady), max(steady)) == stream.delay_words
+    assert PunctuationStream(tagger, 64).delay_words == (17, 48)
+
+
 def test_subword_taggers_restore_whole_words():
     tok = SentencePieceTokenizer(vocabulary_size=40, lowercase=True).fit(
         [" ".join(WORDS)] * 3
