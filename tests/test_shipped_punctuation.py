@@ -34,6 +34,19 @@ def test_reproduces_pinned_restorations(model, metadata):
     )
 
 
+def test_a_recognisers_short_lines_are_one_sentence_each(model):
+    # The lines that came back broken before lines were read as utterances
+    # ("Where did? You put? My keys?", "Why is the sky? Blue?").
+    lines = ["where did you put my keys", "why is the sky blue", "what time is it"]
+    assert model.restore_punctuation(lines) == [
+        "Where did you put my keys?",
+        "Why is the sky blue?",
+        "What time is it?",
+    ]
+    restored = model.restore_punctuation("can you send me the report before lunch")
+    assert restored.count(".") + restored.count("?") == 1 and restored[-1] == "?"
+
+
 def test_reads_subwords_with_attention_and_fits_its_size(model, metadata):
     assert isinstance(model.tokenizer, SentencePieceTokenizer)
     assert model.attention is not None and metadata["weights_dtype"] == "float16"

@@ -76,42 +76,59 @@ def padded(rows, pad_id=0):
     return out
 
 
-def tag_word_lists(tagger, word_lists, batch_size=32):
+def tag_word_lists(tagger, word_lists, batch_size=32, with_marks=False):
     """The tagger's tag of each word of each list (each list tagged as one text).
 
     Args:
         tagger: a `SequenceTagger` with `PUNCTUATION_TAGS`.
         word_lists: list of lists of str, lowercase words.
         batch_size: int.
+        with_marks: bool, also return each word's mark probabilities.
 
     Returns:
-        list of lists of tag strings.
+        list of lists of tag strings; with `with_marks`, `(tags, marks)`
+        where `marks[i]` is a `(words, 4)` array: the probabilities of no
+        mark, a comma, a full stop and a question mark after each word (its
+        last piece's, summed over the cases).
     """
     if not isinstance(tagger.tokenizer, Tokenizer):
         raise ValueError("Restoring punctuation needs a tagger with a tokenizer.")
     pieces = [word_piece_ids(tagger.tokenizer, words) for words in word_lists]
     rows = [[i for p in word_pieces for i in p] for word_pieces in pieces]
     out = [[] for _ in word_lists]
+    marks = [np.zeros((0, len(MARKS)), "float32") for _ in word_lists]
     todo = [i for i, row in enumerate(rows) if row]
     if todo:
         ids = padded([rows[i] for i in todo], tagger.pad_id)  # (N, S)
         # `predict_on_batch` per batch: a stream tags one window at a time, and
         # `predict` costs tens of milliseconds a call before any work.
-        best = np.concatenate(
+        probabilities = np.concatenate(
             [
-                np.argmax(
-                    keras.ops.convert_to_numpy(
-                        tagger.predict_on_batch(ids[k : k + batch_size])
-                    ),
-                    axis=-1,
-                )  # (b, S)
+                keras.ops.convert_to_numpy(
+                    tagger.predict_on_batch(ids[k : k + batch_size])
+                )
                 for k in range(0, len(ids), batch_size)
             ]
-        )
-        for row, i in zip(best, todo):
+        )  # (N, S, tags)
+        best = np.argmax(probabilities, axis=-1)  # (N, S)
+        by_mark = _mark_columns(tagger.tags)  # (tags, 4)
+        for row, probs, i in zip(best, probabilities, todo):
             lengths = [len(p) for p in pieces[i]]
             tags = [tagger.tags[j] for j in row[: sum(lengths)]]
             out[i] = word_tags(lengths, tags)
+            last = np.cumsum(lengths) - 1  # each word's last piece
+            marks[i] = probs[last] @ by_mark  # (words, 4)
+    return (out, marks) if with_marks else out
+
+
+MARKS = ("O", "COMMA", "PERIOD", "QUESTION")
+
+
+def _mark_columns(tags):
+    """A `(tags, 4)` 0/1 matrix: which mark of `MARKS` each tag carries."""
+    out = np.zeros((len(tags), len(MARKS)), "float32")
+    for i, tag in enumerate(tags):
+        out[i, MARKS.index(tag.split("_")[1])] = 1.0
     return out
 
 

@@ -6,13 +6,17 @@ import numpy as np
 from keras_rnnattn.layers.masked_sequence import MaskedZeros
 from keras_rnnattn.layers.recurrent import recurrent_encoder
 from keras_rnnattn.layers.sequence_self_attention import SequenceSelfAttention
-from keras_rnnattn.models import _diacritic_windows
+from keras_rnnattn.models._diacritic_windows import (
+    check_diacritic_tags,
+    restore_diacritics,
+)
 from keras_rnnattn.models._punctuation_windows import (
     read_words,
     tag_word_lists,
     window_words,
 )
 from keras_rnnattn.models.punctuation_stream import PunctuationStream, sentence_tags
+from keras_rnnattn.models.punctuation_utterances import UTTERANCE_WORDS, utterance_tags
 from keras_rnnattn.models.task import TaskContract, TextTask, embedding_and_mask
 from keras_rnnattn.text import inputs as text_utils
 from keras_rnnattn.text.punctuation import (
@@ -316,7 +320,11 @@ class SequenceTagger(TextTask, keras.Model):
         to be whole sentences: its first word and each word after a full stop
         or question mark are capitalised, and its last word ends a sentence (a
         full stop where the tagger put a comma or nothing); `tag` gives the
-        tagger's own tags.
+        tagger's own tags. A text of at most 15 words (`UTTERANCE_WORDS`), a
+        line as a speech recogniser emits it, is one utterance: a sentence end
+        inside it is kept only where the tagger is sure of it, and it ends with
+        a question mark where the tagger gives any of its words a fair chance
+        of one (`keras_rnnattn.models.punctuation_utterances`).
 
         Args:
             texts: a string or a list of strings.
@@ -348,10 +356,15 @@ class SequenceTagger(TextTask, keras.Model):
         window = window_words(self)
         word_lists = [read_words(text) for text in items]
         short = [i for i, words in enumerate(word_lists) if len(words) <= window]
-        tags = tag_word_lists(self, [word_lists[i] for i in short], batch_size)
+        tags, marks = tag_word_lists(
+            self, [word_lists[i] for i in short], batch_size, with_marks=True
+        )
         out = [None] * len(items)
-        for i, text_tags in zip(short, tags):
-            whole, _ = sentence_tags(text_tags, True, True)
+        for i, text_tags, text_marks in zip(short, tags, marks):
+            if len(text_tags) <= UTTERANCE_WORDS:  # a recogniser's line: one unit
+                whole = utterance_tags(text_tags, text_marks)
+            else:
+                whole, _ = sentence_tags(text_tags, True, True)
             # Emoji and symbols, which the tagger does not read, back in place.
             out[i] = restore_punctuation(
                 word_lists[i], whole, untagged_tokens(items[i])
@@ -393,8 +406,8 @@ class SequenceTagger(TextTask, keras.Model):
         'Zitra rano'
         """
         items, single, owner = self._read_texts(texts, "restore_diacritics")
-        _diacritic_windows.check_diacritic_tags(self.tags, owner)
-        out = _diacritic_windows.restore_diacritics(self, items, batch_size)
+        check_diacritic_tags(self.tags, owner)
+        out = restore_diacritics(self, items, batch_size)
         return out[0] if single else out
 
     def attention_weights(self, texts, batch_size=32):
