@@ -32,9 +32,7 @@ def _scalar(raw):
     if len(text) > 1 and text[0] == text[-1] == "'":
         return text[1:-1].replace("''", "'")
     if len(text) > 1 and text[0] == text[-1] == '"':
-        return re.sub(
-            r"\\(.)", lambda m: _DOUBLE_ESCAPES.get(m[1], m[0]), text[1:-1]
-        )
+        return re.sub(r"\\(.)", lambda m: _DOUBLE_ESCAPES.get(m[1], m[0]), text[1:-1])
     return re.sub(r"\s+#.*$", "", text)
 
 
@@ -105,8 +103,7 @@ def _read_files(source):
                 if n.startswith(MEMBER_PREFIX) and n.endswith(".yml")
             )
             return [
-                (Path(n).stem, wheel.read(n).decode("utf-8", "replace"))
-                for n in names
+                (Path(n).stem, wheel.read(n).decode("utf-8", "replace")) for n in names
             ]
     return [
         (p.stem, p.read_text(encoding="utf-8", errors="replace"))
