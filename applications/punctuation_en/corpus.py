@@ -1,13 +1,17 @@
-"""The training text of `punctuation_en`: seven kinds of English, split by document.
+"""The training text of `punctuation_en`: nine kinds of English, split by document.
 
 Each source is a loader of `keras_rnnattn.datasets` that returns documents
 already split by document (`split_documents`, or the loader's canonical
 split). A split of a source is its documents joined by newlines, read as
 running text by `punctuation_tags`; large sources are capped so that no
 style dominates the training words (the Bible is one part, not the whole).
+The dialogue and FAQ sources bring the questions the others lack
+(`question_share.py` counts them).
 """
 
 from keras_rnnattn.datasets import (
+    load_chatterbot_dialogues,
+    load_debian_faq,
     load_fortunes,
     load_lee_news,
     load_libreoffice_help_en,
@@ -56,6 +60,18 @@ SOURCES = {
         lambda split: [load_world_english_bible(split)],
         "the World English Bible (sword-text-web)",
         "public domain",
+    ),
+    "chatterbot": (
+        load_chatterbot_dialogues,
+        "dialogue: a chat bot's small talk, trivia questions and answers "
+        "(chatterbot-corpus wheel)",
+        "BSD-3-Clause",
+    ),
+    "debian_faq": (
+        load_debian_faq,
+        "questions and answers: the Debian GNU/Linux FAQ (debian-faq)",
+        "the Debian FAQ's permission notice (copies and modified versions "
+        "under an identical notice)",
     ),
 }
 # The most training words taken from one source (its first documents).

