@@ -73,9 +73,7 @@ def case_class(token):
 def truecase_tags(caser, words, true_tags):
     """Tags whose case is `truecase`'s, each true sentence cased on its own."""
     out, sentence = [], []
-    for word, tag, ends in zip(
-        words, true_tags, sentence_starts(true_tags)[1:] + [True]
-    ):
+    for word, ends in zip(words, sentence_starts(true_tags)[1:] + [True]):
         sentence.append(word)
         if ends:
             cased = caser.get_true_case_from_tokens(sentence, "as-is")
