@@ -384,13 +384,13 @@ def test_word_dropout_zeroes_whole_tokens_in_training_only():
     model = tiny(word_dropout=0.5)
     ids = np.tile(np.arange(4, 14, dtype="int32"), (8, 1))  # (8, 10)
     plain = np_(model.source_embedding(ids))  # (8, 10, 8)
-    dropped = np_(model._embed(model.source_embedding, ids, training=True))
+    dropped = np_(model._readout.embed(model.source_embedding, ids, training=True))
     zero = np.all(dropped == 0, axis=-1)  # (8, 10): one draw per token
     kept = ~zero
     np.testing.assert_allclose(dropped[kept], plain[kept] * 2.0, rtol=1e-6)
     assert 0.25 < zero.mean() < 0.75  # about half of the 80 tokens
     np.testing.assert_array_equal(
-        np_(model._embed(model.source_embedding, ids, training=False)), plain
+        np_(model._readout.embed(model.source_embedding, ids, training=False)), plain
     )
     assert model.get_config()["word_dropout"] == 0.5
     assert Translator.from_config(model.get_config()).word_dropout == 0.5
@@ -828,7 +828,7 @@ def test_a_search_scales_the_fixnorm_kernel_once_not_at_every_step():
     kernel = np_(model.output_dense.kernel)
     constants = model.step_constants()
     start = 0
-    for block, size in zip(constants["output_kernels"], model._readout_sizes):
+    for block, size in zip(constants["output_kernels"], model._readout.sizes):
         w = kernel[start : start + size]
         start += size
         want = r * w / np.linalg.norm(w, axis=0, keepdims=True)
