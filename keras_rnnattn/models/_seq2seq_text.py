@@ -5,9 +5,9 @@ their plot."""
 import numpy as np
 from keras import ops
 
+import keras_rnnattn.models._seq2seq_search as searching
 from keras_rnnattn._backend import no_grad
 from keras_rnnattn._checks import positive_int
-from keras_rnnattn.models import _seq2seq_search as searching
 from keras_rnnattn.text.kept_symbols import split_symbols
 from keras_rnnattn.text.unknown_words import decode_translations
 

@@ -4,13 +4,13 @@ import keras
 import numpy as np
 from keras import ops
 
+import keras_rnnattn.models._lm_generation as generating
 from keras_rnnattn.decoding.search_settings import SearchSettings
 from keras_rnnattn.layers.recurrent import recurrent_layer
 from keras_rnnattn.layers.sequence_self_attention import (
     SCORE_NAMES,
     SequenceSelfAttention,
 )
-from keras_rnnattn.models import _lm_generation as generating
 from keras_rnnattn.models._generator import CompileKey
 from keras_rnnattn.models.endpoint import (
     Endpoint,

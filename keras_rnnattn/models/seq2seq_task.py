@@ -2,9 +2,9 @@
 
 import keras
 
+import keras_rnnattn.models._seq2seq_search as searching
+import keras_rnnattn.models._seq2seq_text as text_ids
 from keras_rnnattn._checks import positive_int
-from keras_rnnattn.models import _seq2seq_search as searching
-from keras_rnnattn.models import _seq2seq_text as text_ids
 from keras_rnnattn.models._generator import CompileKey
 from keras_rnnattn.models._optimizers import InPlaceAdam
 from keras_rnnattn.models._seq2seq_export import check_options, seq2seq_endpoints
