@@ -26,6 +26,12 @@ def check_room(model, longest, max_length, owner, name="max_length"):
     `longest` positions, the begin token included: prompt and generated
     tokens but the last must fit the model's `max_length` positions.
 
+    Args:
+        model: the language model.
+        longest: int, the longest prompt's positions.
+        max_length: int or None, the tokens asked for.
+        owner: str, the caller named in errors; `name`: the argument's name.
+
     Returns:
         The checked int (a ValueError naming the limit otherwise).
     """
@@ -51,6 +57,13 @@ def generate_with(model, prompt_ids, settings, uniforms=None, max_length=None):
     """`AttentiveLanguageModel.generate_ids` with its `SearchSettings` (made
     once by the caller).
 
+    Args:
+        model: the language model.
+        prompt_ids: int `(B, P)`.
+        settings: the `SearchSettings`.
+        uniforms: optional float `(L, B)`, sampling's numbers.
+        max_length: int or None.
+
     Returns:
         `(tokens (B, L), scores (B,))` as NumPy arrays.
     """
@@ -74,7 +87,14 @@ def generate_with(model, prompt_ids, settings, uniforms=None, max_length=None):
 
 
 def banned_ids(model):
-    """The ids never generated: padding, and unknown and begin tokens."""
+    """The ids never generated: padding, and unknown and begin tokens.
+
+    Args:
+        model: the language model.
+
+    Returns:
+        A tuple of ints.
+    """
     if model.tokenizer is None:
         return (model.pad_id,)
     tok = model.tokenizer
@@ -82,7 +102,14 @@ def banned_ids(model):
 
 
 def end_id(model):
-    """The end token; without a tokenizer no id ends a text (out of range)."""
+    """The end token; without a tokenizer no id ends a text (out of range).
+
+    Args:
+        model: the language model.
+
+    Returns:
+        int.
+    """
     if model.tokenizer is None:
         return model.vocabulary_size
     return int(model.tokenizer.eos_id)
@@ -146,8 +173,16 @@ def lm_generator(model, key):
 
 
 def generation_settings(model, temperature, top_k, top_p):
-    """How `generate` decodes: the `SearchSettings` of the arguments given,
-    else the model's (`compile(sampler=...)`); None for a keras-hub sampler."""
+    """How `generate` decodes.
+
+    Args:
+        model: the language model.
+        temperature, top_k, top_p: `generate`'s, or None.
+
+    Returns:
+        The `SearchSettings` of the arguments given, else the model's
+        (`compile(sampler=...)`); None for a keras-hub sampler.
+    """
     settings = model.search_settings
     if temperature is not None or top_k is not None or top_p is not None:
         if temperature == 0:
@@ -164,7 +199,17 @@ def generation_settings(model, temperature, top_k, top_p):
 
 
 def keras_hub_generate(model, sampler, prompts, new):
-    """The tokens a keras-hub sampler adds after each prompt (lists)."""
+    """The tokens a keras-hub sampler adds after each prompt.
+
+    Args:
+        model: the language model.
+        sampler: a `keras_hub.samplers.Sampler`.
+        prompts: lists of ids, each starting with the begin token.
+        new: int, the most new tokens.
+
+    Returns:
+        A list of lists of ids, one per prompt.
+    """
     lengths = [len(p) for p in prompts]
     start = min(lengths)
     width = max(lengths) + new
@@ -192,6 +237,11 @@ def generate_texts(
     strip_prompt,
 ):
     """`AttentiveLanguageModel.generate` of `model` (see there).
+
+    Args:
+        model: the language model.
+        prompt, max_length, temperature, top_k, top_p, seed, max_new_tokens,
+            strip_prompt: `generate`'s.
 
     Returns:
         A string, or a list for a list of prompts.

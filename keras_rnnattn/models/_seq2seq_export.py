@@ -29,6 +29,10 @@ def check_options(model, options):
     """`Seq2SeqTask.check_export_options`: `max_length` defaults to
     `max_target_length` and the beam's penalties to the model's.
 
+    Args:
+        model: the `Seq2SeqTask`.
+        options: dict, `export_model`'s options.
+
     Returns:
         The options (changed in place).
     """

@@ -7,7 +7,12 @@ from keras_rnnattn.text import inputs as text_inputs
 
 def check_call_inputs(owner, inputs):
     """Raises a ValueError unless `inputs` are `(source_ids, target_in_ids)`,
-    each of rank 2 (`Seq2SeqTask.call`'s inputs); `owner` names the class."""
+    each of rank 2 (`Seq2SeqTask.call`'s inputs).
+
+    Args:
+        owner: str, the class named in errors.
+        inputs: what `call` received.
+    """
     if not isinstance(inputs, (list, tuple)) or len(inputs) != 2:
         raise ValueError(
             f"{owner} takes `(source_ids, target_in_ids)`. "

@@ -166,6 +166,10 @@ def given_penalties(defaults, length_penalty, coverage_penalty):
     """The penalties given that the search must hear of: those that are not
     None and not 0 where the model's default (`defaults`) is 0 too.
 
+    Args:
+        defaults: the model's `search_settings`.
+        length_penalty, coverage_penalty: floats or None, `translate`'s.
+
     Returns:
         dict of `length_penalty` and `coverage_penalty`.
     """

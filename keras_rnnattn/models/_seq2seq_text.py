@@ -15,6 +15,11 @@ from keras_rnnattn.text.unknown_words import decode_translations
 def source_ids(model, texts, truncate=False):
     """`Seq2SeqTask.encode_source` of `model` (see there).
 
+    Args:
+        model: the `Seq2SeqTask`.
+        texts: list of str.
+        truncate: bool, cut long texts instead of raising.
+
     Returns:
         int32 array `(B, S)`, each row ending with eos, padded with 0.
     """
@@ -35,6 +40,11 @@ def source_ids(model, texts, truncate=False):
 
 def training_pairs(model, source_texts, target_texts):
     """`Seq2SeqTask.encode_pairs` of `model` (see there).
+
+    Args:
+        model: the `Seq2SeqTask`.
+        source_texts: list of str.
+        target_texts: list of str, one per source.
 
     Returns:
         `((source_ids, target_in_ids), target_out_ids)`, int32 arrays.
@@ -60,8 +70,16 @@ def training_pairs(model, source_texts, target_texts):
 
 
 def sources(model, texts):
-    """`(keep, source_ids)`: the indices of the texts with tokens, and their
-    source ids (None where there are none)."""
+    """The texts that have tokens, encoded.
+
+    Args:
+        model: the `Seq2SeqTask`.
+        texts: list of str.
+
+    Returns:
+        `(keep, source_ids)`: the indices of the texts with tokens, and their
+        source ids (None where there are none).
+    """
     tok = model.source_tokenizer
     keep = [i for i, t in enumerate(texts) if t.strip() and tok.encode(t)]
     return keep, (source_ids(model, [texts[i] for i in keep]) if keep else None)
@@ -114,7 +132,14 @@ def translate_texts(
 
 
 def attention_entries(model, texts, keep, source, tokens, attentions):
-    """Fills `attentions[i]` for the kept texts (see `translate`)."""
+    """Fills `attentions[i]` for the kept texts (see `translate`).
+
+    Args:
+        model: the `Seq2SeqTask`.
+        texts: the texts as written; `keep`: the indices of those decoded.
+        source: their source ids; `tokens`: the produced tokens.
+        attentions: the list to fill, one entry per text.
+    """
     source_tok, target_tok = model.source_tokenizer, model.target_tokenizer
     eos = target_tok.eos_id
     weights = teacher_forced_alignments(model, source, tokens)
@@ -137,6 +162,14 @@ def teacher_forced_alignments(model, source, tokens):
 
     With the same weights and inputs this is exactly the alignment the
     decoding step computed for each produced token.
+
+    Args:
+        model: the `Seq2SeqTask`.
+        source: int `(B, S)` source ids.
+        tokens: int NumPy `(B, L)`, the produced tokens.
+
+    Returns:
+        float32 NumPy `(B, L, S)`.
     """
     bos = np.full((tokens.shape[0], 1), model.target_tokenizer.bos_id, "int32")
     target_in = np.concatenate([bos, tokens[:, :-1]], axis=1).astype("int32")
@@ -182,6 +215,12 @@ def generate_texts(model, inputs, max_length, max_new_tokens):
 
 def plot_translation(model, text, ax=None, **translate_kwargs):
     """`Seq2SeqTask.plot_attention` of `model` (see there).
+
+    Args:
+        model: the `Seq2SeqTask`.
+        text: str, the source.
+        ax: optional matplotlib axes.
+        **translate_kwargs: `beam_size`, `max_length` and the penalties.
 
     Returns:
         The matplotlib figure.

@@ -96,6 +96,7 @@ class Seq2SeqTask(GenerationMixin, TextTask, keras.Model):
 
     # The hooks.
     def _missing(self, hook):
+        """The error of a hook the subclass does not implement."""
         return NotImplementedError(f"{type(self).__name__} must implement `{hook}`.")
 
     def forward_pass(self, source_ids, target_in_ids, training=None):
