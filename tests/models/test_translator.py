@@ -776,6 +776,34 @@ def test_translate_passes_the_beam_penalties_to_the_search(monkeypatch):
     assert out == model.target_tokenizer.decode(tokens[0])
 
 
+def test_a_translation_makes_its_search_settings_once(monkeypatch):
+    from keras_rnnattn.decoding.search_settings import SearchSettings
+    from keras_rnnattn.models._generator import CompileKey
+
+    model = tiny()
+    made = []
+    post_init = SearchSettings.__post_init__
+
+    def counting(settings):
+        made.append(settings)
+        post_init(settings)
+
+    monkeypatch.setattr(SearchSettings, "__post_init__", counting)
+    model.translate(["123", "45"])
+    assert len(made) == 1  # greedy: the call's settings, nothing more
+    made.clear()
+    model.translate("123", beam_size=3, length_penalty=0.6, coverage_penalty=0.2)
+    # The call's settings, and the compile key's copy without α and β, which
+    # run as inputs beside it (then `beam_search` checks its own arguments).
+    assert [(s.length_penalty, s.coverage_penalty) for s in made[:2]] == [
+        (0.6, 0.2),
+        (0.0, 0.0),
+    ]
+    keys = [k for k in model.__dict__["_compiled_fns"] if k.settings.method == "beam"]
+    longest = 2 * model.encode_source(["123"]).shape[1] + 10
+    assert keys == [CompileKey(made[1], longest, True, False, sums_coverage=True)]
+
+
 def test_docstring_examples_run():
     import doctest
 
