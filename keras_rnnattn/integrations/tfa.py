@@ -125,7 +125,6 @@ def set_tfa_weights(decoder, weights):
     >>> bool(np.allclose(kernel[:5], tfa_weights["attention_layer_0/0"][4:]))
     True
     """
-    from keras_rnnattn.layers._monotonic import MonotonicScorer
     from keras_rnnattn.layers.bahdanau_attention import BahdanauAttention
     from keras_rnnattn.layers.bahdanau_monotonic_attention import (
         BahdanauMonotonicAttention,
@@ -161,7 +160,8 @@ def set_tfa_weights(decoder, weights):
         prefix = f"mechanism_{i}/"
         kind = str(weights[prefix + "kind"])
         monotonic = kind.endswith("_monotonic")
-        if monotonic != isinstance(mechanism, MonotonicScorer):
+        monotonic_layers = (BahdanauMonotonicAttention, LuongMonotonicAttention)
+        if monotonic != isinstance(mechanism, monotonic_layers):
             raise ValueError(
                 f"tfa's mechanism {i} is {kind}: build "
                 + (

@@ -2,12 +2,21 @@
 
 import keras
 
-from keras_rnnattn.layers._monotonic import MonotonicScorer
+from keras_rnnattn.layers._monotonic import (
+    add_score_bias,
+    base_kwargs,
+    first_position_alignment,
+    monotonic_config,
+    monotonic_settings,
+    monotonic_weights,
+    with_score_bias,
+    with_sigmoid_noise,
+)
 from keras_rnnattn.layers.bahdanau_attention import BahdanauAttention
 
 
 @keras.saving.register_keras_serializable(package="keras_rnnattn")
-class BahdanauMonotonicAttention(MonotonicScorer, BahdanauAttention):
+class BahdanauMonotonicAttention(BahdanauAttention):
     """Monotonic attention with an additive score (tfa's `BahdanauMonotonicAttention`).
 
     Raffel, Luong, Liu, Weiss and Eck, "Online and Linear-Time Attention by
@@ -90,6 +99,8 @@ class BahdanauMonotonicAttention(MonotonicScorer, BahdanauAttention):
     True
     """
 
+    stateful = True
+
     def __init__(
         self,
         units,
@@ -101,18 +112,56 @@ class BahdanauMonotonicAttention(MonotonicScorer, BahdanauAttention):
         **kwargs,
     ):
         super().__init__(
-            units, normalize=normalize, seed=seed, **self._base_kwargs(kwargs)
+            units,
+            normalize=normalize,
+            seed=seed,
+            **base_kwargs(type(self).__name__, kwargs),
         )
-        self._init_monotonic(sigmoid_noise, score_bias_init, mode, seed)
+        (
+            self.sigmoid_noise,
+            self.score_bias_init,
+            self.mode,
+            self.noise_seed_generator,
+        ) = monotonic_settings(sigmoid_noise, score_bias_init, mode, seed)
 
     def build(self, query_shape, value_shape, key_shape=None):
         super().build(query_shape, value_shape, key_shape)
-        self._build_score_bias()
+        self.score_bias = add_score_bias(self)
         self.built = True
+
+    def initial_alignment(self, batch_size, source_length, dtype="float32"):
+        """`(B, S)`: all the mass on the first memory position (tfa's one-hot)."""
+        return first_position_alignment(batch_size, source_length, dtype)
+
+    def draw_noise(self, shape, training=None):
+        """`BaseAttention.draw_noise`, with the pre-sigmoid noise (`"sigmoid"`)."""
+        return with_sigmoid_noise(
+            super().draw_noise(shape, training),
+            shape,
+            training,
+            self.sigmoid_noise,
+            self.noise_seed_generator,
+        )
+
+    def compute_weights(
+        self, scores, mask=None, previous_alignment=None, training=None, noise=None
+    ):
+        """`monotonic_attention(p_choose_i, previous_alignment, mode)`, `(B, T, S)`
+        (masked positions get weight exactly 0)."""
+        return monotonic_weights(
+            scores,
+            mask,
+            previous_alignment,
+            training,
+            noise,
+            self.sigmoid_noise,
+            self.noise_seed_generator,
+            self.mode,
+        )
 
     def compute_scores(self, query, processed_key, previous_alignment=None):
         scores = super().compute_scores(query, processed_key)  # (B, T, S)
-        return self._add_score_bias(scores)
+        return with_score_bias(scores, self.score_bias)
 
     def get_config(self):
-        return self._monotonic_config(super().get_config())
+        return monotonic_config(super().get_config(), self)

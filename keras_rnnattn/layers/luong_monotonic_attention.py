@@ -3,12 +3,21 @@
 import keras
 from keras import ops
 
-from keras_rnnattn.layers._monotonic import MonotonicScorer
+from keras_rnnattn.layers._monotonic import (
+    add_score_bias,
+    base_kwargs,
+    first_position_alignment,
+    monotonic_config,
+    monotonic_settings,
+    monotonic_weights,
+    with_score_bias,
+    with_sigmoid_noise,
+)
 from keras_rnnattn.layers.base_attention import BaseAttention
 
 
 @keras.saving.register_keras_serializable(package="keras_rnnattn")
-class LuongMonotonicAttention(MonotonicScorer, BaseAttention):
+class LuongMonotonicAttention(BaseAttention):
     """Monotonic attention with Luong's "general" score (tfa's `LuongMonotonicAttention`).
 
     Raffel, Luong, Liu, Weiss and Eck, "Online and Linear-Time Attention by
@@ -91,6 +100,8 @@ class LuongMonotonicAttention(MonotonicScorer, BaseAttention):
     True
     """
 
+    stateful = True
+
     def __init__(
         self,
         scale=False,
@@ -101,12 +112,17 @@ class LuongMonotonicAttention(MonotonicScorer, BaseAttention):
         units=None,
         **kwargs,
     ):
-        super().__init__(seed=seed, **self._base_kwargs(kwargs))
+        super().__init__(seed=seed, **base_kwargs(type(self).__name__, kwargs))
         if units is not None and (not isinstance(units, int) or units < 1):
             raise ValueError(
                 f"`units` must be a positive int or None. Received: units={units!r}"
             )
-        self._init_monotonic(sigmoid_noise, score_bias_init, mode, seed)
+        (
+            self.sigmoid_noise,
+            self.score_bias_init,
+            self.mode,
+            self.noise_seed_generator,
+        ) = monotonic_settings(sigmoid_noise, score_bias_init, mode, seed)
         self.scale = bool(scale)
         self.units = units
         self.key_dense = None
@@ -132,7 +148,7 @@ class LuongMonotonicAttention(MonotonicScorer, BaseAttention):
             self.key_dense.build(key_shape)
         if self.scale:
             self.g = self.add_weight(name="g", shape=(), initializer="ones")
-        self._build_score_bias()
+        self.score_bias = add_score_bias(self)
         self.built = True
 
     def precompute_keys(self, key):
@@ -152,13 +168,43 @@ class LuongMonotonicAttention(MonotonicScorer, BaseAttention):
         self._saw_key(key)
         return self.key_dense(key)  # (B, S, dq)
 
+    def initial_alignment(self, batch_size, source_length, dtype="float32"):
+        """`(B, S)`: all the mass on the first memory position (tfa's one-hot)."""
+        return first_position_alignment(batch_size, source_length, dtype)
+
+    def draw_noise(self, shape, training=None):
+        """`BaseAttention.draw_noise`, with the pre-sigmoid noise (`"sigmoid"`)."""
+        return with_sigmoid_noise(
+            super().draw_noise(shape, training),
+            shape,
+            training,
+            self.sigmoid_noise,
+            self.noise_seed_generator,
+        )
+
+    def compute_weights(
+        self, scores, mask=None, previous_alignment=None, training=None, noise=None
+    ):
+        """`monotonic_attention(p_choose_i, previous_alignment, mode)`, `(B, T, S)`
+        (masked positions get weight exactly 0)."""
+        return monotonic_weights(
+            scores,
+            mask,
+            previous_alignment,
+            training,
+            noise,
+            self.sigmoid_noise,
+            self.noise_seed_generator,
+            self.mode,
+        )
+
     def compute_scores(self, query, processed_key, previous_alignment=None):
         scores = ops.matmul(query, ops.transpose(processed_key, (0, 2, 1)))  # (B, T, S)
         if self.scale:
             scores = ops.cast(self.g, scores.dtype) * scores
-        return self._add_score_bias(scores)
+        return with_score_bias(scores, self.score_bias)
 
     def get_config(self):
         config = super().get_config()
         config.update({"scale": self.scale, "units": self.units})
-        return self._monotonic_config(config)
+        return monotonic_config(config, self)

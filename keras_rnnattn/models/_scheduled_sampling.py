@@ -1,5 +1,10 @@
 """Scheduled sampling (Bengio et al. 2015): the Translator's training pass
-with some decoder inputs drawn from the model itself."""
+with some decoder inputs drawn from the model itself.
+
+A function of the Translator, which `Translator.sampled_forward_pass` calls:
+its steps run the Translator's readout (`Readout.step`), the one `next_fn`
+decodes with.
+"""
 
 import keras
 from keras import ops
@@ -7,6 +12,7 @@ from keras import ops
 from keras_rnnattn._backend import cond_differentiable
 from keras_rnnattn.decoding.sampling import draw_uniforms
 from keras_rnnattn.decoding.scheduled import scheduled_sampling
+from keras_rnnattn.models._translator_decoder import decoding_state
 
 
 def _without_none(values):
@@ -14,7 +20,28 @@ def _without_none(values):
     return tuple(v for v in values if v is not None)
 
 
-def _sampled_forward_pass(
+def sampling_variables(model):
+    """p and the seed generator of its draws (with `scheduled_sampling=True`).
+
+    Args:
+        model: the Translator, which owns the weight.
+
+    Returns:
+        `(sampling_probability, seed_generator)`: a non-trainable float32
+        scalar weight at 0 (set by `keras_rnnattn.callbacks.ScheduledSampling`)
+        and a `keras.random.SeedGenerator`.
+    """
+    probability = model.add_weight(
+        shape=(),
+        initializer="zeros",
+        dtype="float32",
+        trainable=False,
+        name="sampling_probability",
+    )
+    return probability, keras.random.SeedGenerator(name="sampling_seed_generator")
+
+
+def sampled_forward_pass(
     model,
     source_ids,
     target_in_ids,
@@ -22,7 +49,20 @@ def _sampled_forward_pass(
     uniforms=None,
     training=None,
 ):
-    """`ScheduledSampling.sampled_forward_pass` of `model` (see there)."""
+    """`Translator.sampled_forward_pass` of `model` (see there).
+
+    Args:
+        model: the `Translator`.
+        source_ids: int `(B, S)`.
+        target_in_ids: int `(B, T)`.
+        sampling_probability: p, or None for the model's variable.
+        uniforms: optional float `(B, T, 2)`.
+        training: bool.
+
+    Returns:
+        `(logits (B, T, V) float32, alignments (B, T, S) or None,
+        token_ids (B, T) int32)`.
+    """
     if sampling_probability is None:
         if model.sampling_probability is None:
             raise ValueError(
@@ -31,9 +71,9 @@ def _sampled_forward_pass(
                 "`scheduled_sampling=True`."
             )
         sampling_probability = model.sampling_probability
+    readout = model._readout
     encoded = model._encode(source_ids, training=training)
-    memory, mask, cell_states, embedded = encoded
-    state = model._decoding_state(memory, mask, cell_states, embedded)
+    state = decoding_state(model.decoder, *encoded, model.lexical_model)
     mem = state["memory"]
     target_in_ids = ops.cast(target_in_ids, "int32")
     shape = (ops.shape(target_in_ids)[0], ops.shape(target_in_ids)[1])
@@ -41,15 +81,16 @@ def _sampled_forward_pass(
     # Every random number is drawn here, before the loop and the cond: a
     # random op inside a scan or a branch would move the seed generator's
     # state there (JAX cannot trace that).
+    embedded = encoded[3]
     masks = {}
     if model.word_dropout and training:
         ones = ops.ones(shape + (1,), dtype=dtype)
         masks["word"] = model.word_dropout_layer(ones, training=training)
     if model.dropout and training:
-        emb, readout = model.embedding_dim, sum(model._readout_sizes)
+        emb, size = model.embedding_dim, sum(readout.sizes)
         ones = ops.ones(shape + (emb,), dtype=dtype)
         masks["embedding"] = model.dropout_layer(ones, training=training)
-        ones = ops.ones(shape + (readout,), dtype=dtype)
+        ones = ops.ones(shape + (size,), dtype=dtype)
         masks["output"] = model.dropout_layer(ones, training=training)
     if uniforms is None:
         uniforms = draw_uniforms(
@@ -62,7 +103,7 @@ def _sampled_forward_pass(
         for key in ("word", "embedding"):
             if key in masks_t:
                 y = y * masks_t[key]
-        logits, states, alignment = model.step_readout(
+        logits, states, alignment = readout.step(
             y, states, mem, embedded, training, masks_t.get("output")
         )  # (B, V)
         if alignment is None:
@@ -88,7 +129,7 @@ def _sampled_forward_pass(
         for key in ("word", "embedding"):
             if key in masks:
                 y = y * masks[key]
-        logits, alignments = model._teacher_forced(
+        logits, alignments = readout.teacher_forced(
             encoded, y, training, output_mask=masks.get("output")
         )
         if alignments is not None:
@@ -105,75 +146,3 @@ def _sampled_forward_pass(
     logits, *rest = results
     alignments = rest[0] if len(rest) == 2 else None
     return logits, alignments, rest[-1]
-
-
-class ScheduledSampling:
-    """`sampled_forward_pass`, a mixin of `Translator`: its steps run the
-    Translator's `step_readout`, the readout `next_fn` decodes with."""
-
-    def _make_sampling_variables(self):
-        """p and the seed generator of its draws, with `scheduled_sampling`."""
-        # Scheduled sampling: p, set from outside (a callback), and the
-        # generator of its random draws.
-        self.sampling_probability = None
-        if self.scheduled_sampling:
-            self.sampling_probability = self.add_weight(
-                shape=(),
-                initializer="zeros",
-                dtype="float32",
-                trainable=False,
-                name="sampling_probability",
-            )
-            self.sampling_seed_generator = keras.random.SeedGenerator(
-                name="sampling_seed_generator"
-            )
-
-    def sampled_forward_pass(
-        self,
-        source_ids,
-        target_in_ids,
-        sampling_probability=None,
-        uniforms=None,
-        training=None,
-    ):
-        """Scheduled sampling: teacher forcing with some inputs drawn from the model.
-
-        The decoder runs step by step (`keras_rnnattn.decoding.
-        scheduled_sampling` over `AttentionDecoder.step`): at step t >= 1 each
-        row is fed, independently, `target_in_ids[:, t]` with probability
-        1 - p, or with probability p a token sampled from the softmax of its
-        own logits of step t - 1 (pad and bos excluded, as in decoding).
-        Dropout and word dropout apply as in `forward_pass`. p = 0 gives
-        `forward_pass`'s logits; p = 1, those of sampling from `next_fn`.
-        While p is 0 (a `cond` on its value, so also in a compiled train
-        step) the decoder runs teacher forcing's fast path instead of the
-        step loop, with the same dropout masks: training is as fast as
-        without scheduled sampling until the schedule moves p. (Not in a
-        train step that TensorFlow compiles with XLA, which cannot compile
-        the gradient of that cond: there the loop runs at p = 0 too, with
-        the same results.)
-
-        Args:
-            source_ids: int `(B, S)`, padded with 0 at the end.
-            target_in_ids: int `(B, T)`, `bos y_1 .. y_{T-1}`.
-            sampling_probability: p, a float in [0, 1] or a scalar tensor;
-                None reads the `sampling_probability` variable (with
-                `scheduled_sampling=True`).
-            uniforms: optional float `(B, T, 2)` in [0, 1), the random
-                numbers (see `scheduled_sampling`); None draws them from the
-                model's seed generator (Keras's global one without
-                `scheduled_sampling=True`).
-            training: bool.
-
-        Returns:
-            `(logits (B, T, V) float32, alignments (B, T, S) or None,
-            token_ids (B, T) int32)`, the last the tokens fed.
-        """
-        return _sampled_forward_pass(
-            self,
-            source_ids,
-            target_in_ids,
-            sampling_probability=sampling_probability,
-            uniforms=uniforms,
-            training=training,
-        )

@@ -25,6 +25,25 @@ def _memory_inputs(memory, longer, batch_size, length):
     return inputs
 
 
+def check_options(model, options):
+    """`Seq2SeqTask.check_export_options`: `max_length` defaults to
+    `max_target_length` and the beam's penalties to the model's.
+
+    Args:
+        model: the `Seq2SeqTask`.
+        options: dict, `export_model`'s options.
+
+    Returns:
+        The options (changed in place).
+    """
+    if options.get("max_length") is None:
+        options["max_length"] = model.max_target_length
+    for name in ("length_penalty", "coverage_penalty"):
+        if options.get(name) is None:
+            options[name] = getattr(model.search_settings, name)
+    return options
+
+
 def seq2seq_endpoints(model, options):
     """`encode`, `decode_step`, `greedy` and `beam_search` of a `Seq2SeqTask`.
 

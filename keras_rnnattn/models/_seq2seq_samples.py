@@ -1,8 +1,30 @@
-"""The sample checks of `Seq2SeqTask.fit`/`evaluate`/`predict`."""
+"""The sample checks of `Seq2SeqTask.fit`/`evaluate`/`predict` and `call`."""
 
 import numpy as np
 
 from keras_rnnattn.text import inputs as text_inputs
+
+
+def check_call_inputs(owner, inputs):
+    """Raises a ValueError unless `inputs` are `(source_ids, target_in_ids)`,
+    each of rank 2 (`Seq2SeqTask.call`'s inputs).
+
+    Args:
+        owner: str, the class named in errors.
+        inputs: what `call` received.
+    """
+    if not isinstance(inputs, (list, tuple)) or len(inputs) != 2:
+        raise ValueError(
+            f"{owner} takes `(source_ids, target_in_ids)`. "
+            f"Received: inputs={type(inputs).__name__}"
+        )
+    for name, ids in zip(("source_ids", "target_in_ids"), inputs):
+        if len(ids.shape) != 2:
+            raise ValueError(
+                f"{owner} takes `(source_ids, target_in_ids)`, "
+                "each token ids of shape (batch, length). Received: "
+                f"{name} of shape {tuple(ids.shape)}"
+            )
 
 
 def check_pairs(model, x, y=None, owner=None, with_targets=True):

@@ -1,4 +1,5 @@
-"""The checks of the `Translator`'s constructor arguments that span several."""
+"""The checks of the `Translator`'s constructor arguments that span several,
+and the upgrade of older saved configs."""
 
 import numbers
 
@@ -66,3 +67,23 @@ def check_translator_arguments(
             "`scheduled_sampling` must be True or False. Received: "
             f"scheduled_sampling={scheduled_sampling!r}"
         )
+
+
+def upgrade_config(config):
+    """A saved Translator config as today's constructor reads it.
+
+    Args:
+        config: dict, a `get_config()` result, maybe of an older version.
+
+    Returns:
+        A new dict: `attention_layer_size=None`, saved before
+        `decoder_layers` existed, meant o_t = [h_t; c_t], now `"concat"`.
+    """
+    config = dict(config)
+    if (
+        "decoder_layers" not in config
+        and "attention_layer_size" in config
+        and config["attention_layer_size"] is None
+    ):
+        config["attention_layer_size"] = "concat"
+    return config

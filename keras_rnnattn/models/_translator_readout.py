@@ -1,4 +1,10 @@
-"""The readout of the `Translator`: embeddings, the lexical model, the output layer."""
+"""The readout of the `Translator`: embeddings, the lexical model, the output layer.
+
+`Readout` is a plain object the Translator owns (as `AttentionDecoder` owns its
+`Mechanisms`): the one readout that decoding (`next_fn`), teacher forcing and
+scheduled sampling share. The layers it reads stay attributes of the
+Translator, which Keras tracks (their weight paths are the Translator's).
+"""
 
 import keras
 from keras import ops
@@ -12,65 +18,123 @@ def _scale_to_norm(x, norm, axis):
     return x * (norm * ops.rsqrt(ops.maximum(squares, 1e-12)))
 
 
-class TranslatorReadout:
+def readout_layers(emb, target_size, lexical_model, share_decoder_embeddings):
+    """The lexical model's and the output layer's layers.
+
+    Args:
+        emb: int, the embedding size.
+        target_size: int V, the target vocabulary size.
+        lexical_model: bool.
+        share_decoder_embeddings: bool, the target embedding as the output
+            layer's weights (after a projection).
+
+    Returns:
+        `(lexical_dense, output_dense, output_projection)`, each a layer or
+        None.
+    """
+    # W of the lexical model's h_t = tanh(W f_t) + f_t, (B, T, emb) ->
+    # (B, T, emb); its output weights are the last `embedding_dim` rows of
+    # `output_dense`'s kernel.
+    lexical_dense = None
+    if lexical_model:
+        lexical_dense = keras.layers.Dense(
+            emb, activation="tanh", use_bias=False, name="lexical_dense"
+        )
+    if share_decoder_embeddings:
+        # logits = E (W_p r_t) + b: the target embedding E is the output
+        # layer's weights, after a linear projection (N, d) -> (N, emb) of
+        # the readout r_t.
+        projection = keras.layers.Dense(emb, use_bias=False, name="output_projection")
+        return lexical_dense, None, projection
+    # (N, d) -> (N, V)
+    return lexical_dense, keras.layers.Dense(target_size, name="output_dense"), None
+
+
+class Readout:
     """The Translator's parts between the decoder and the logits.
 
-    A mixin of `Translator` (its layers: `target_embedding`, `decoder`,
-    `lexical_dense`, `output_dense` or `output_projection`, the dropout
-    layers); `step_readout` is the one step that decoding (`next_fn`) and
-    scheduled sampling share.
+    Args:
+        decoder: the Translator's decoder (`AttentionDecoder` or
+            `PlainDecoder`).
+        target_embedding: the target `Embedding`.
+        lexical_dense: the lexical model's W, or None.
+        output_dense: the output layer, or None with shared decoder
+            embeddings.
+        output_projection: W_p of shared decoder embeddings, or None.
+        dropout_layer: the `Dropout` of the embeddings and the outputs.
+        word_dropout_layer: the `Dropout` of whole input tokens.
+        fixnorm: float r of the fixnorm output layer, or None.
+
+    The output bias of shared decoder embeddings is the Translator's weight,
+    made in its `build` and given to `build` here.
     """
 
-    def _make_readout_layers(self, emb, target_size):
-        """The lexical model's and the output layer's layers (in `__init__`)."""
-        # W of the lexical model's h_t = tanh(W f_t) + f_t, (B, T, emb) ->
-        # (B, T, emb); its output weights are the last `embedding_dim` rows of
-        # `output_dense`'s kernel.
-        self.lexical_dense = (
-            keras.layers.Dense(
-                emb, activation="tanh", use_bias=False, name="lexical_dense"
-            )
-            if self.lexical_model
-            else None
-        )
-        if self.share_decoder_embeddings:
-            # logits = E (W_p r_t) + b: the target embedding E is the output
-            # layer's weights, after a linear projection (N, d) -> (N, emb) of
-            # the readout r_t.
-            self.output_dense = None
-            self.output_projection = keras.layers.Dense(
-                emb, use_bias=False, name="output_projection"
-            )
-        else:
-            # (N, d) -> (N, V)
-            self.output_dense = keras.layers.Dense(target_size, name="output_dense")
-            self.output_projection = None
+    def __init__(
+        self,
+        decoder,
+        target_embedding,
+        lexical_dense,
+        output_dense,
+        output_projection,
+        dropout_layer,
+        word_dropout_layer,
+        fixnorm,
+    ):
+        self.decoder = decoder
+        self.target_embedding = target_embedding
+        self.lexical_dense = lexical_dense
+        self.output_dense = output_dense
+        self.output_projection = output_projection
+        self.dropout_layer = dropout_layer
+        self.word_dropout_layer = word_dropout_layer
+        self.fixnorm = fixnorm
+        self.output_bias = None
+        self.sizes = None  # the readout's parts, which fixnorm scales one by one
 
-    def _build_readout(self, readout):
-        """Builds the readout's layers over the decoder's `readout` size."""
-        emb = self.embedding_dim
-        # The readout's parts, which fixnorm scales one by one.
-        self._readout_sizes = (readout, emb) if self.lexical_model else (readout,)
-        if self.lexical_model:
+    def build(self, readout, emb):
+        """Builds the layers over the decoder's `readout` size.
+
+        Args:
+            readout: int d, the decoder's output size.
+            emb: int, the embedding size.
+
+        Returns:
+            int, the whole readout's size (d, plus `emb` with the lexical
+            model).
+        """
+        self.sizes = (readout,) if self.lexical_dense is None else (readout, emb)
+        if self.lexical_dense is not None:
             self.lexical_dense.build((None, emb))
-            readout += emb
-        if self.share_decoder_embeddings:
-            self.output_projection.build((None, readout))
-            self.output_bias = self.add_weight(
-                shape=(self.target_tokenizer.vocabulary_size,),
-                initializer="zeros",
-                name="output_bias",
-            )
-        else:
-            self.output_dense.build((None, readout))
+        layer = self.output_dense
+        if layer is None:
+            layer = self.output_projection
+        layer.build((None, sum(self.sizes)))
+        return sum(self.sizes)
+
+    def embed(self, embedding, ids, training):
+        """`embedding(ids)` with word dropout and dropout.
+
+        Args:
+            embedding: an `Embedding` layer.
+            ids: int token ids.
+            training: bool.
+
+        Returns:
+            The embedded ids.
+        """
+        x = embedding(ids)
+        if self.word_dropout_layer.rate:
+            x = self.word_dropout_layer(x, training=training)
+        if self.dropout_layer.rate:
+            x = self.dropout_layer(x, training=training)
+        return x
 
     def step_constants(self):
         """The fixnorm output layer's scaled kernel blocks, or None.
 
         They depend on the weights alone: a search computes them once and
-        passes them to every step (`next_fn(..., constants=...)`). XLA
-        hoisted them out of JAX's loop; TensorFlow's loop and a torch step
-        computed them at every step.
+        passes them to every step. XLA hoisted them out of JAX's loop;
+        TensorFlow's loop and a torch step computed them at every step.
 
         Returns:
             `{"output_kernels": [(d_p, V), ...]}` with `fixnorm`, each readout
@@ -80,7 +144,6 @@ class TranslatorReadout:
         Example:
 
         >>> import numpy as np
-        >>> from keras import ops
         >>> from keras_rnnattn.models import Translator
         >>> from keras_rnnattn.text import WordTokenizer
         >>> tok = WordTokenizer().fit(["a b c"])
@@ -93,13 +156,46 @@ class TranslatorReadout:
             return None
         kernel = self.output_dense.kernel  # (d, V)
         blocks, start = [], 0
-        for size in self._readout_sizes:
+        for size in self.sizes:
             block = kernel[start : start + size]
             blocks.append(_scale_to_norm(block, self.fixnorm, 0))
             start += size
         return {"output_kernels": blocks}
 
-    def step_readout(
+    def teacher_forced(self, encoded, y, training, output_mask=None):
+        """Logits and alignments of the decoder run over embedded inputs `y`.
+
+        Args:
+            encoded: `Translator._encode`'s `(memory, mask, cell_states,
+                embedded)`.
+            y: the embedded decoder inputs `(B, T, emb)` (dropout applied).
+            training: bool.
+            output_mask: optional `(B, T, d)` mask of the outputs, in place
+                of the dropout layer.
+
+        Returns:
+            `(logits (B, T, V) float32, alignments (B, T, S) or None)`.
+        """
+        memory, mask, cell_states, embedded = encoded
+        outputs, alignments = self.decoder(
+            y,
+            memory,
+            initial_state=cell_states,
+            memory_mask=mask,
+            training=training,
+        )  # alignments: None without attention
+        outputs = self.lexical(outputs, alignments, embedded)
+        if output_mask is not None:
+            outputs = outputs * output_mask
+        elif self.dropout_layer.rate:
+            outputs = self.dropout_layer(outputs, training=training)
+        # The output layer as one 2-D matmul (XLA runs it faster than a 3-D one).
+        batch, length = ops.shape(outputs)[0], ops.shape(outputs)[1]
+        flat = ops.reshape(outputs, (-1, outputs.shape[-1]))  # (B T, d)
+        logits = ops.reshape(self.logits(flat), (batch, length, -1))
+        return ops.cast(logits, "float32"), alignments  # (B, T, V)
+
+    def step(
         self,
         y,
         states,
@@ -109,8 +205,8 @@ class TranslatorReadout:
         output_mask=None,
         constants=None,
     ):
-        """One decoder step and the output layer: what decoding and scheduled
-        sampling share.
+        """One decoder step and the output layer: what decoding (`next_fn`)
+        and scheduled sampling share.
 
         Args:
             y: the embedded input tokens `(N, emb)`.
@@ -128,20 +224,27 @@ class TranslatorReadout:
         output, states, alignment = self.decoder.step(
             y, states, memory, training=training
         )
-        if self.lexical_model:
-            output = self._lexical_readout(output, alignment, source_embedded)
+        output = self.lexical(output, alignment, source_embedded)
         if output_mask is not None:
             output = output * output_mask
-        logits = self._output_logits(output, constants)
+        logits = self.logits(output, constants)
         return ops.cast(logits, "float32"), states, alignment
 
-    def _output_logits(self, readout, constants=None):
-        """The output layer: logits `(N, V)` of readouts `(N, d)`."""
+    def logits(self, readout, constants=None):
+        """The output layer: logits `(N, V)` of readouts `(N, d)`.
+
+        Args:
+            readout: `(N, d)`.
+            constants: optional `step_constants()`.
+
+        Returns:
+            `(N, V)`, in the readout's dtype.
+        """
         if self.fixnorm is not None:
             if constants is None:
                 constants = self.step_constants()
             return self._fixnorm_logits(readout, constants["output_kernels"])
-        if not self.share_decoder_embeddings:
+        if self.output_dense is not None:
             return dense_2d(self.output_dense, readout)
         projected = self.output_projection(readout)  # (N, emb)
         embeddings = ops.cast(self.target_embedding.embeddings, projected.dtype)
@@ -157,28 +260,26 @@ class TranslatorReadout:
         """
         dtype = readout.dtype
         logits, start = None, 0
-        for size, w in zip(self._readout_sizes, kernels):
+        for size, w in zip(self.sizes, kernels):
             x = _scale_to_norm(readout[:, start : start + size], self.fixnorm, 1)
             part = linear(x, ops.cast(w, dtype))  # (N, V)
             logits = part if logits is None else logits + part
             start += size
         return logits + ops.cast(self.output_dense.bias, dtype)
 
-    def _embed(self, embedding, ids, training):
-        x = embedding(ids)
-        if self.word_dropout:
-            x = self.word_dropout_layer(x, training=training)
-        if self.dropout:
-            x = self.dropout_layer(x, training=training)
-        return x
-
-    def _lexical_readout(self, outputs, alignments, source_embedded):
+    def lexical(self, outputs, alignments, source_embedded):
         """[o_t; h_t] with the lexical model's h_t = tanh(W f_t) + f_t.
 
-        `outputs` `(B, T, d)` (or `(B, d)` for one step), `alignments`
-        `(B, T, S)` (or `(B, S)`), `source_embedded` `(B, S, emb)`.
+        Args:
+            outputs: `(B, T, d)` (or `(B, d)` for one step).
+            alignments: `(B, T, S)` (or `(B, S)`).
+            source_embedded: `(B, S, emb)`.
+
+        Returns:
+            `outputs` as they are without the lexical model, else
+            `(B, T, d + emb)` (or `(B, d + emb)`).
         """
-        if not self.lexical_model:
+        if self.lexical_dense is None:
             return outputs
         one_step = len(alignments.shape) == 2
         if one_step:

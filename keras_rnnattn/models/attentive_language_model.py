@@ -4,25 +4,27 @@ import keras
 import numpy as np
 from keras import ops
 
+import keras_rnnattn.models._lm_generation as generating
 from keras_rnnattn.decoding.search_settings import SearchSettings
 from keras_rnnattn.layers.recurrent import recurrent_layer
 from keras_rnnattn.layers.sequence_self_attention import (
     SCORE_NAMES,
     SequenceSelfAttention,
 )
-from keras_rnnattn.models._lm_generation import LanguageModelGeneration
+from keras_rnnattn.models._generator import CompileKey
 from keras_rnnattn.models.endpoint import (
     Endpoint,
     flatten_state,
     state_inputs,
     unflatten_state,
 )
+from keras_rnnattn.models.generation import GenerationMixin
 from keras_rnnattn.models.task import TaskContract, TextTask, embedding_and_mask
 from keras_rnnattn.text import inputs as text_utils
 
 
 @keras.saving.register_keras_serializable(package="keras_rnnattn")
-class AttentiveLanguageModel(LanguageModelGeneration, TextTask, keras.Model):
+class AttentiveLanguageModel(GenerationMixin, TextTask, keras.Model):
     """An RNN language model with causal attention over its previous hidden states.
 
     For token ids x_1..x_T (the text with a begin-of-sequence token first):
@@ -294,6 +296,120 @@ class AttentiveLanguageModel(LanguageModelGeneration, TextTask, keras.Model):
 
     next_logits = next_fn
 
+    def generate_ids(
+        self,
+        prompt_ids,
+        uniforms=None,
+        max_length=None,
+        temperature=1.0,
+        top_k=None,
+        top_p=None,
+        beam_size=1,
+    ):
+        """Generated token ids for prompt ids: greedy search, beam search, or
+        sampling with the uniform numbers given.
+
+        Compiled on JAX and TensorFlow once per shape and setting (as
+        `Translator.generate_ids`). The padding, unknown and begin tokens are
+        never generated.
+
+        Args:
+            prompt_ids: int `(B, P)`, each row the begin token and the prompt's
+                tokens, right-padded with the pad id.
+            uniforms: optional float `(L, B)` in [0, 1): sample with these
+                numbers (`decoding.sampling.draw_uniforms`); None: greedy
+                search.
+            max_length: int, the most tokens generated (default: as many as
+                fit); with `uniforms`, their `L`.
+            temperature, top_k, top_p: the sampling settings (with `uniforms`).
+            beam_size: int, beam search with this many beams when above 1
+                (without `uniforms`): the best sequence of each row.
+
+        Returns:
+            `(tokens, scores)` as NumPy arrays, `(B, L)` and `(B,)`.
+        """
+        if uniforms is None:
+            method = "greedy" if int(beam_size) == 1 else "beam"
+            settings = self.search_settings.replace(
+                method=method, beam_size=beam_size, num_return_sequences=1
+            )
+        else:
+            settings = self.search_settings.replace(
+                method="sample", temperature=temperature, top_k=top_k, top_p=top_p
+            )
+        return generating.generate_with(
+            self, prompt_ids, settings, uniforms, max_length
+        )
+
+    def generate(
+        self,
+        prompt,
+        max_length=None,
+        temperature=None,
+        top_k=None,
+        top_p=None,
+        seed=None,
+        max_new_tokens=None,
+        strip_prompt=False,
+    ):
+        """Continues a prompt, with the sampler of `compile` or the settings given.
+
+        keras-hub's `CausalLM.generate`: `max_length` counts the whole
+        sequence, the begin token and the prompt included; `max_new_tokens`
+        counts the generated tokens alone.
+
+        Args:
+            prompt: a string or a list of strings (may be empty).
+            max_length: int, the most tokens of each whole sequence (begin
+                token, prompt and generated tokens), at most the model's
+                `max_length`. Give this or `max_new_tokens`; with neither,
+                as many tokens as fit in the model's `max_length`.
+            temperature: float; 0 means greedy search. None: the sampler of
+                `compile(sampler=...)` decides (sampling at temperature 1
+                without one).
+            top_k: optional int, sample among the k most likely tokens.
+            top_p: optional float, sample from the smallest set of tokens whose
+                probability reaches p (nucleus sampling).
+            seed: optional int; the same seed gives the same text on the same
+                backend. Each backend (JAX, TensorFlow, torch) has its own
+                random stream, so one seed gives other text on another backend.
+            max_new_tokens: int, the most tokens to generate after each
+                prompt.
+            strip_prompt: bool, return the generated text alone, without the
+                prompt.
+
+        Generation stops at the end token. The padding, unknown and begin
+        tokens are never generated. The prompt and the loop run compiled on
+        JAX and TensorFlow (`jax.jit`, `tf.function`), once for each
+        generated length and setting.
+
+        Returns:
+            The prompt's tokens followed by the generated ones (the generated
+            ones alone with `strip_prompt=True`), decoded by the tokenizer: a
+            string, or a list for a list of prompts.
+
+        Example:
+
+        >>> from keras_rnnattn.models import AttentiveLanguageModel
+        >>> lm = AttentiveLanguageModel.from_preset("web_bible_char_lm")
+        >>> lm.compile(sampler="greedy")
+        >>> lm.generate("In the beginning", max_length=27)
+        'In the beginning of the ch'
+        >>> lm.generate("In the beginning", max_new_tokens=10, strip_prompt=True)
+        ' of the ch'
+        """
+        return generating.generate_texts(
+            self,
+            prompt,
+            max_length,
+            temperature,
+            top_k,
+            top_p,
+            seed,
+            max_new_tokens,
+            strip_prompt,
+        )
+
     # --- Export -----------------------------------------------------------------
     def check_export_options(self, options):
         """`max_length` (the exported loops' length) defaults to, and may not
@@ -332,8 +448,10 @@ class AttentiveLanguageModel(LanguageModelGeneration, TextTask, keras.Model):
             top_p=options["top_p"],
         )
 
+        generator = generating.lm_generator(self, CompileKey(settings, max_length))
+
         def sample(token_ids, uniforms):
-            tokens, scores = self._generate_fn(token_ids, uniforms, settings=settings)
+            tokens, scores = generator(token_ids, uniforms)
             return {"tokens": tokens, "scores": scores}
 
         return [

@@ -1,23 +1,21 @@
 """The sequence-to-sequence task: encoding, search, `translate` and plots, once."""
 
 import keras
-import numpy as np
-from keras import ops
 
-from keras_rnnattn._backend import no_grad
+import keras_rnnattn.models._seq2seq_search as searching
+import keras_rnnattn.models._seq2seq_text as text_ids
 from keras_rnnattn._checks import positive_int
+from keras_rnnattn.models._generator import CompileKey
 from keras_rnnattn.models._optimizers import InPlaceAdam
-from keras_rnnattn.models._seq2seq_export import seq2seq_endpoints
-from keras_rnnattn.models._seq2seq_samples import check_pairs
-from keras_rnnattn.models._seq2seq_search import Seq2SeqSearch
+from keras_rnnattn.models._seq2seq_export import check_options, seq2seq_endpoints
+from keras_rnnattn.models._seq2seq_samples import check_call_inputs, check_pairs
+from keras_rnnattn.models.generation import GenerationMixin, token_bias
 from keras_rnnattn.models.losses import MaskedAccuracy, MaskedSparseCrossEntropy
 from keras_rnnattn.models.task import TaskContract, TextTask
-from keras_rnnattn.text.kept_symbols import split_symbols
 from keras_rnnattn.text.serialization import as_tokenizer
-from keras_rnnattn.text.unknown_words import decode_translations
 
 
-class Seq2SeqTask(Seq2SeqSearch, TextTask, keras.Model):
+class Seq2SeqTask(GenerationMixin, TextTask, keras.Model):
     """Base of the translators: text handling, search and plots over four hooks.
 
     A subclass is a model from source ids to target logits that implements:
@@ -97,47 +95,30 @@ class Seq2SeqTask(Seq2SeqSearch, TextTask, keras.Model):
         return positive_int(name, value, allow_none=allow_none)
 
     # The hooks.
+    def _missing(self, hook):
+        """The error of a hook the subclass does not implement."""
+        return NotImplementedError(f"{type(self).__name__} must implement `{hook}`.")
+
     def forward_pass(self, source_ids, target_in_ids, training=None):
         """Teacher forcing: `(logits (B, T, V) float32, alignments or None)`."""
-        raise NotImplementedError(
-            f"{type(self).__name__} must implement `forward_pass`."
-        )
+        raise self._missing("forward_pass")
 
     def initial_state(self, source_ids):
         """The decoding state for `next_fn`: `{"states": ..., "memory": ...}`."""
-        raise NotImplementedError(
-            f"{type(self).__name__} must implement `initial_state`."
-        )
+        raise self._missing("initial_state")
 
     def next_fn(self, token_ids, state):
         """One decoding step: `(logits (N, V) float32, state[, alignment])`."""
-        raise NotImplementedError(f"{type(self).__name__} must implement `next_fn`.")
+        raise self._missing("next_fn")
 
     @property
     def has_attention(self):
         """Whether `next_fn` and `forward_pass` give alignments."""
-        raise NotImplementedError(
-            f"{type(self).__name__} must implement `has_attention`."
-        )
-
-    def _forward(self, source_ids, target_in_ids, training=None):
-        # The name `forward_pass` had before it was a public hook.
-        return self.forward_pass(source_ids, target_in_ids, training=training)
+        raise self._missing("has_attention")
 
     # Keras.
     def call(self, inputs, training=None):
-        if not isinstance(inputs, (list, tuple)) or len(inputs) != 2:
-            raise ValueError(
-                f"{type(self).__name__} takes `(source_ids, target_in_ids)`. "
-                f"Received: inputs={type(inputs).__name__}"
-            )
-        for name, ids in zip(("source_ids", "target_in_ids"), inputs):
-            if len(ids.shape) != 2:
-                raise ValueError(
-                    f"{type(self).__name__} takes `(source_ids, target_in_ids)`, "
-                    "each token ids of shape (batch, length). Received: "
-                    f"{name} of shape {tuple(ids.shape)}"
-                )
+        check_call_inputs(type(self).__name__, inputs)
         return self.forward_pass(inputs[0], inputs[1], training=training)[0]
 
     def compute_output_shape(self, input_shape):
@@ -215,21 +196,7 @@ class Seq2SeqTask(Seq2SeqSearch, TextTask, keras.Model):
         Returns:
             int32 array, padded with 0 to the longest row.
         """
-        tok = self.source_tokenizer
-        rows = [tok.encode(text) for text in texts]  # once: BPE-dropout samples
-        lengths = [len(row) + 1 for row in rows]
-        longest = max(lengths, default=1)
-        if longest > self.max_source_length and not truncate:
-            index = int(np.argmax(lengths))
-            raise ValueError(
-                f"Text {index} has {longest} source tokens (end token included), "
-                f"more than this model's max_source_length={self.max_source_length}: "
-                "shorten or split it. Received: "
-                f"text={str(texts[index])[:80]!r}"
-            )
-        return tok.pad(
-            rows, max_length=min(longest, self.max_source_length), add_eos=True
-        )
+        return text_ids.source_ids(self, texts, truncate)
 
     def encode_pairs(self, source_texts, target_texts):
         """Training arrays: `((source_ids, target_in_ids), target_out_ids)`.
@@ -245,24 +212,7 @@ class Seq2SeqTask(Seq2SeqSearch, TextTask, keras.Model):
         Returns:
             `((source_ids, target_in_ids), target_out_ids)`, int32 arrays.
         """
-        if len(source_texts) != len(target_texts):
-            raise ValueError(
-                "Expected one target per source. Received: "
-                f"{len(source_texts)} sources, {len(target_texts)} targets"
-            )
-        source = self.encode_source(source_texts, truncate=True)
-        tok = self.target_tokenizer
-        rows = [tok.encode(text) for text in target_texts]
-        longest = max((len(row) for row in rows), default=0)
-        target = tok.pad(
-            rows,
-            max_length=min(longest, self.max_target_length - 1) + 2,
-            add_bos=True,
-            add_eos=True,
-        )  # bos y_1 .. y_n eos: at most max_target_length tokens after bos
-        target_in = np.where(target == tok.eos_id, tok.pad_id, target)[:, :-1]
-        target_out = target[:, 1:]
-        return (source, target_in.astype("int32")), target_out.astype("int32")
+        return text_ids.training_pairs(self, source_texts, target_texts)
 
     def translate(
         self,
@@ -319,72 +269,163 @@ class Seq2SeqTask(Seq2SeqSearch, TextTask, keras.Model):
                 "This model has no attention (attention='none'). "
                 "Received: return_attention=True"
             )
-        penalties = self._penalties(length_penalty, coverage_penalty)
-        self.search_settings_for(beam_size, **penalties)  # checked before running
-        # Emoji and other symbols the source vocabulary lacks: out of the
-        # source, back into the translation (`keras_rnnattn.text.kept_symbols`).
-        split = [split_symbols(self.source_tokenizer, t) for t in texts]
-        if return_attention:  # the attention is over the text as written
-            split = [(t, []) for t in texts]
-        keep, source = self._sources([reduced for reduced, _ in split])
-        translations = [" ".join(s for s, _ in symbols) for _, symbols in split]
-        attentions = [None] * len(texts)
-        if keep:
-            tokens, _ = self.generate_ids(source, beam_size, max_length, **penalties)
-            decoded = decode_translations(  # `<unk>`: the source word attended to
-                (self.source_tokenizer, self.target_tokenizer),
-                [split[i][0] for i in keep],
-                source,
-                tokens,
-                self._alignments if self.has_attention else None,
-                replace_unknown,
-                symbols=[split[i][1] for i in keep],
-            )
-            for row, i in enumerate(keep):
-                translations[i] = decoded[row]
-            if return_attention:
-                self._attention_entries(texts, keep, source, tokens, attentions)
-        result = translations[0] if single else translations
-        if return_attention:
-            return result, (attentions[0] if single else attentions)
-        return result
+        penalties = searching.given_penalties(
+            self.search_settings, length_penalty, coverage_penalty
+        )
+        # Made once, checked before running.
+        settings = self.search_settings_for(beam_size, **penalties)
+        return text_ids.translate_texts(
+            self, texts, single, settings, max_length, return_attention, replace_unknown
+        )
 
-    def _sources(self, texts):
-        """`(keep, source_ids)`: the indices of the texts with tokens, and
-        their source ids (None where there are none)."""
-        tok = self.source_tokenizer
-        keep = [i for i, t in enumerate(texts) if t.strip() and tok.encode(t)]
-        return keep, (self.encode_source([texts[i] for i in keep]) if keep else None)
+    # Search.
+    def _never_generated(self):
+        """`(V,)` float32: -1e9 at pad and bos (never produced), 0 elsewhere."""
+        tok = self.target_tokenizer
+        return token_bias(tok.vocabulary_size, (tok.pad_id, tok.bos_id))
 
-    def _attention_entries(self, texts, keep, source, tokens, attentions):
-        """Fills `attentions[i]` for the kept texts (see `translate`)."""
-        source_tok, target_tok = self.source_tokenizer, self.target_tokenizer
-        eos = target_tok.eos_id
-        weights = self._alignments(source, tokens)
-        for row, i in enumerate(keep):
-            out = tokens[row].tolist()
-            n_out = out.index(eos) + 1 if eos in out else len(out)
-            n_src = int(np.sum(source[row] != 0))
-            attentions[i] = {
-                "source_tokens": source_tok.tokenize(texts[i])
-                + [source_tok.vocabulary.id_to_token(source_tok.eos_id)],
-                "output_tokens": [
-                    target_tok.vocabulary.id_to_token(t) for t in out[:n_out]
-                ],
-                "weights": weights[row, :n_out, :n_src],
-            }
+    def step_constants(self):
+        """What every decoding step computes from the weights alone, or None.
 
-    def _alignments(self, source, tokens):
-        """Attention weights `(B, L, S)` of teacher-forcing the produced tokens.
+        A hook: the search computes them once, before the loop, and calls
+        `next_fn(token_ids, state, constants=...)`; None (the default) calls
+        `next_fn(token_ids, state)`.
 
-        With the same weights and inputs this is exactly the alignment the
-        decoding step computed for each produced token.
+        Returns:
+            Nested tensors, or None.
         """
-        bos = np.full((tokens.shape[0], 1), self.target_tokenizer.bos_id, "int32")
-        target_in = np.concatenate([bos, tokens[:, :-1]], axis=1).astype("int32")
-        with no_grad():
-            _, alignments = self.forward_pass(source, target_in, training=False)
-        return ops.convert_to_numpy(ops.cast(alignments, "float32"))
+        return None
+
+    def search_settings_for(self, beam_size=1, **beam_kwargs):
+        """The `SearchSettings` of a beam size and beam options, over the model's.
+
+        Greedy search for one beam without penalties or n-best, else beam
+        search; the rest are `search_settings`' (a preset's length penalty).
+
+        Args:
+            beam_size: int >= 1.
+            **beam_kwargs: `length_penalty`, `coverage_penalty`,
+                `num_return_sequences`.
+
+        Returns:
+            A `keras_rnnattn.decoding.SearchSettings`.
+        """
+        return searching.search_settings_for(
+            self.search_settings, beam_size, beam_kwargs
+        )
+
+    def search_fn(
+        self,
+        beam_size=1,
+        max_length=None,
+        per_row=False,
+        return_alignments=False,
+        settings=None,
+        **beam_kwargs,
+    ):
+        """A traceable `source_ids -> (tokens, scores)` with fixed search settings.
+
+        What `generate_ids` compiles and `export_endpoints` exports: a function
+        of tensors only, for `jax.jit`, `tf.function` or eager torch.
+
+        Args:
+            beam_size: int >= 1; 1 without `beam_kwargs` is greedy search.
+            max_length: int >= 1, the most tokens produced; None uses
+                `max_target_length`.
+            per_row: bool; row b also ends (its end token forced) after
+                `2 * S_b + 10` tokens, S_b its source length, as if decoded
+                alone.
+            return_alignments: bool, the function also returns the attention
+                weights of the returned sequences (a model with attention).
+            settings: optional `keras_rnnattn.decoding.SearchSettings`, in place
+                of `beam_size` and `beam_kwargs`; with `method="sample"` the
+                function takes `(source_ids, uniforms)`, uniforms `(L, B)`.
+            **beam_kwargs: `length_penalty`, `coverage_penalty`,
+                `num_return_sequences` of `beam_search`.
+
+        Returns:
+            The function (a `Generator`); its `tokens, scores[, alignments]`
+            are shaped as in `generate_ids`. A beam search's function also
+            takes the keywords `length_penalty` and `coverage_penalty`, 0-d
+            float32 tensors in place of the settings' α and β, read when it
+            runs.
+        """
+        if settings is None:
+            settings = self.search_settings_for(beam_size, **beam_kwargs)
+        max_length = self._positive_int(
+            "max_length", max_length or self.max_target_length
+        )
+        key = CompileKey(settings, max_length, per_row, bool(return_alignments))
+        return searching.seq2seq_generator(self, key)
+
+    def generate_ids(
+        self,
+        source_ids,
+        beam_size=1,
+        max_length=None,
+        return_alignments=False,
+        **beam_kwargs,
+    ):
+        """Token ids for source ids: greedy search, or beam search if beam_size > 1.
+
+        Args:
+            source_ids: int `(B, S)`, ids in `[0, source vocabulary size)`;
+                anything else raises one ValueError naming the fix.
+            beam_size: int >= 1.
+            max_length: int >= 1, the most tokens produced; None gives each
+                row `min(max_target_length, 2 * its source length + 10)`
+                (so a row's output does not depend on the rest of the batch).
+            return_alignments: bool, also return the attention weights of the
+                returned sequences, from the search itself (a model with
+                attention): `(B, max_length, S)`, or `(B, n, max_length, S)`,
+                zero after each sequence's end token.
+            **beam_kwargs: `length_penalty`, `coverage_penalty`,
+                `num_return_sequences` of `beam_search`; the penalties not
+                given are the model's (`search_settings`).
+
+        Returns:
+            `(tokens, scores)` as NumPy arrays: `(B, max_length)` and `(B,)` for
+            greedy and for beam search with one returned sequence, else
+            `(B, n, max_length)` and `(B, n)`; then the alignments if asked.
+        """
+        settings = self.search_settings_for(beam_size, **beam_kwargs)
+        return searching.search_ids(
+            self, source_ids, settings, max_length, return_alignments
+        )
+
+    def generate(
+        self, inputs, max_length=None, max_new_tokens=None, strip_prompt=False
+    ):
+        """Target texts for source texts, decoded with `compile(sampler=...)`.
+
+        keras-hub's `Seq2SeqLM.generate`: the sampler set by `compile` (the
+        model's `search_settings`: greedy search unless a preset records
+        otherwise), strings in and strings out. `translate` does the same
+        with its own keyword arguments (`beam_size`, penalties, attention).
+
+        Args:
+            inputs: a source text or a list of them.
+            max_length: int, the most target tokens; None gives each text
+                `min(max_target_length, 2 * its source length + 10)`. The
+                decoder's prompt is only the begin token, so the whole target
+                sequence and the new tokens are the same here.
+            max_new_tokens: int, the same as `max_length` (keras-hub's and
+                Hugging Face's name for it); give one of the two.
+            strip_prompt: bool, accepted for keras-hub's signature: the
+                output holds no prompt to strip.
+
+        Returns:
+            A str for a str input, else a list of str.
+
+        Example:
+
+        >>> from keras_rnnattn.models import Translator
+        >>> translator = Translator.from_preset("ding_de_en_bahdanau")
+        >>> translator.compile(sampler="beam")
+        >>> translator.generate(["Ich habe keine Zeit."])
+        ['I have no time.']
+        """
+        return text_ids.generate_texts(self, inputs, max_length, max_new_tokens)
 
     def plot_attention(
         self,
@@ -406,26 +447,14 @@ class Seq2SeqTask(Seq2SeqSearch, TextTask, keras.Model):
         Returns:
             The matplotlib figure: source tokens along x, output tokens along y.
         """
-        from keras_rnnattn.plotting import plot_attention
-
-        translation, attention = self.translate(
+        return text_ids.plot_translation(
+            self,
             text,
+            ax,
             beam_size=beam_size,
             max_length=max_length,
-            return_attention=True,
             length_penalty=length_penalty,
             coverage_penalty=coverage_penalty,
-        )
-        if attention is None:
-            raise ValueError(
-                f"Nothing to plot for an empty text. Received: text={text!r}"
-            )
-        return plot_attention(
-            attention["weights"],
-            attention["source_tokens"],
-            attention["output_tokens"],
-            title=translation,
-            ax=ax,
         )
 
     # Export.
@@ -437,12 +466,7 @@ class Seq2SeqTask(Seq2SeqSearch, TextTask, keras.Model):
     def check_export_options(self, options):
         """The export options with `max_length` defaulting to `max_target_length`
         and the beam's penalties to the model's (`search_settings`)."""
-        if options.get("max_length") is None:
-            options["max_length"] = self.max_target_length
-        for name in ("length_penalty", "coverage_penalty"):
-            if options.get(name) is None:
-                options[name] = getattr(self.search_settings, name)
-        return options
+        return check_options(self, options)
 
     def export_endpoints(self, options):
         """The functions `keras_rnnattn.export` writes for this model.

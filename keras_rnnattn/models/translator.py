@@ -3,13 +3,23 @@
 import keras
 from keras import ops
 
-from keras_rnnattn.layers.attention_decoder import CELLS, AttentionDecoder
-from keras_rnnattn.layers.plain_decoder import PlainDecoder
-from keras_rnnattn.layers.score_layers import TRANSLATOR_ATTENTIONS, score_layer
-from keras_rnnattn.models._scheduled_sampling import ScheduledSampling
-from keras_rnnattn.models._translator_checks import check_translator_arguments
-from keras_rnnattn.models._translator_encoder import TranslatorEncoder
-from keras_rnnattn.models._translator_readout import TranslatorReadout
+from keras_rnnattn.layers.attention_decoder import CELLS
+from keras_rnnattn.layers.score_layers import TRANSLATOR_ATTENTIONS
+from keras_rnnattn.models._scheduled_sampling import (
+    sampled_forward_pass,
+    sampling_variables,
+)
+from keras_rnnattn.models._translator_checks import (
+    check_translator_arguments,
+    upgrade_config,
+)
+from keras_rnnattn.models._translator_decoder import decoding_state, make_decoder
+from keras_rnnattn.models._translator_encoder import (
+    build_encoder,
+    encode,
+    make_encoder_layers,
+)
+from keras_rnnattn.models._translator_readout import Readout, readout_layers
 from keras_rnnattn.models.seq2seq_task import Seq2SeqTask
 from keras_rnnattn.text.serialization import serialize_tokenizer
 
@@ -24,7 +34,7 @@ _CONFIG_NAMES = (
 
 
 @keras.saving.register_keras_serializable(package="keras_rnnattn")
-class Translator(TranslatorEncoder, TranslatorReadout, ScheduledSampling, Seq2SeqTask):
+class Translator(Seq2SeqTask):
     """A sequence-to-sequence translator: RNN encoder, attention decoder, tokenizers.
 
     Encoder: embedding, then `encoder_layers` (bidirectional) GRU/LSTM layers;
@@ -243,77 +253,60 @@ class Translator(TranslatorEncoder, TranslatorReadout, ScheduledSampling, Seq2Se
 
         # === Layers ===
         # B batch, S source length, T target length, V target vocabulary.
-        rnn = keras.layers.GRU if cell == "gru" else keras.layers.LSTM
-        # (B, S) -> (B, S, emb); with shared embeddings the encoder reads
-        # `target_embedding` too.
-        self.source_embedding = (
-            None
-            if self.share_embeddings
-            else keras.layers.Embedding(source_size, emb, name="source_embedding")
-        )
-        # (B, T) -> (B, T, emb)
-        self.target_embedding = keras.layers.Embedding(
-            target_size, emb, name="target_embedding"
-        )
-        # (B, S, emb or memory_size) -> (B, S, enc_units), per layer and direction
-        self.encoder_forward = [
-            rnn(enc_units, return_sequences=True, name=f"encoder_forward_{i}")
-            for i in range(self.encoder_layers)
-        ]
-        self.encoder_backward = [
-            rnn(enc_units, return_sequences=True, name=f"encoder_backward_{i}")
-            for i in range(self.encoder_layers if self.bidirectional else 0)
-        ]
-        # (B, memory_size) -> (B, units): one per cell state (h, and c for
-        # LSTM) of each decoder layer, the bottom layer's first.
+        # With shared embeddings the encoder reads `target_embedding` too.
         num_states = (2 if cell == "lstm" else 1) * self.decoder_layers
-        self.bridges = [
-            keras.layers.Dense(self.units, activation="tanh", name=f"bridge_{i}")
-            for i in range(num_states if bridge == "dense" else 0)
-        ]
-        # (B, T, emb) and memory -> (B, T, d) outputs and (B, T, S) alignments
-        # (None without attention). The registry builds the attention of the
-        # name (the location score from the longest source); "none" is None.
-        mechanism = score_layer(
-            attention, self.units, self.max_source_length, name="attention"
+        (
+            self.source_embedding,
+            self.target_embedding,
+            self.encoder_forward,
+            self.encoder_backward,
+            self.bridges,
+        ) = make_encoder_layers(
+            (None if self.share_embeddings else source_size, target_size, emb),
+            cell,
+            enc_units,
+            self.encoder_layers,
+            self.bidirectional,
+            (self.units, num_states if bridge == "dense" else 0),
         )
-        if mechanism is None:
-            size = attention_layer_size
-            if attention_layer_size in ("auto", None, "concat"):
-                size = self.units
-            self.decoder = PlainDecoder(
-                self.units,
-                cell=cell,
-                output_size=size,
-                backward_size=enc_units if self.bidirectional else 0,
-                name="decoder",
-            )
-        else:
-            decoder_cell = cell
-            if self.decoder_layers > 1:
-                cell_class = (
-                    keras.layers.GRUCell if cell == "gru" else keras.layers.LSTMCell
-                )
-                decoder_cell = [
-                    cell_class(self.units, name=f"decoder_cell_{i}")
-                    for i in range(self.decoder_layers)
-                ]
-            self.decoder = AttentionDecoder(
-                self.units,
-                cell=decoder_cell,
-                attention=mechanism,
-                query=query,
-                input_feeding=input_feeding,
-                attention_layer_size=attention_layer_size,
-                name="decoder",
-            )
+        # (B, T, emb) and memory -> (B, T, d) outputs and (B, T, S) alignments
+        # (None without attention).
+        self.decoder = make_decoder(
+            attention,
+            cell,
+            self.units,
+            self.decoder_layers,
+            query,
+            input_feeding,
+            attention_layer_size,
+            self.max_source_length,
+            enc_units if self.bidirectional else 0,
+        )
         self.dropout_layer = keras.layers.Dropout(self.dropout, name="dropout")
         # One draw per token, shared by its embedding's features.
         self.word_dropout_layer = keras.layers.Dropout(
             self.word_dropout, noise_shape=(None, None, 1), name="word_dropout"
         )
-        self._make_readout_layers(emb, target_size)
-        self._make_sampling_variables()
+        self.lexical_dense, self.output_dense, self.output_projection = readout_layers(
+            emb, target_size, lexical_model, share_decoder_embeddings
+        )
+        self._readout = Readout(
+            self.decoder,
+            self.target_embedding,
+            self.lexical_dense,
+            self.output_dense,
+            self.output_projection,
+            self.dropout_layer,
+            self.word_dropout_layer,
+            self.fixnorm,
+        )
+        # Scheduled sampling: p, set from outside (a callback), and the
+        # generator of its random draws.
+        self.sampling_probability = None
+        if self.scheduled_sampling:
+            self.sampling_probability, self.sampling_seed_generator = (
+                sampling_variables(self)
+            )
         self.build()  # every shape is known from the configuration
 
     def build(self, input_shape=None):
@@ -323,22 +316,60 @@ class Translator(TranslatorEncoder, TranslatorReadout, ScheduledSampling, Seq2Se
         if self.source_embedding is not None:
             self.source_embedding.build((None, None))
         self.target_embedding.build((None, None))
-        width = emb
-        for i in range(self.encoder_layers):
-            self.encoder_forward[i].build((None, None, width))
-            if self.bidirectional:
-                self.encoder_backward[i].build((None, None, width))
-            width = self.memory_size
-        for bridge in self.bridges:
-            bridge.build((None, self.memory_size))
+        build_encoder(
+            self.encoder_forward,
+            self.encoder_backward,
+            self.bridges,
+            emb,
+            self.memory_size,
+        )
         self.decoder.build((None, None, emb), (None, None, self.memory_size))
-        self._build_readout(self.decoder.output_size)
+        self._readout.build(self.decoder.output_size, emb)
+        if self.share_decoder_embeddings:
+            self.output_bias = self.add_weight(
+                shape=(self.target_tokenizer.vocabulary_size,),
+                initializer="zeros",
+                name="output_bias",
+            )
+            self._readout.output_bias = self.output_bias
         self.built = True
 
     @property
     def has_attention(self):
         """Whether the decoder attends (False for `attention="none"`)."""
         return self.attention != "none"
+
+    def encode(self, source_ids, training=None):
+        """Runs the encoder.
+
+        Args:
+            source_ids: int `(B, S)`, padded with 0 at the end.
+            training: bool.
+
+        Returns:
+            `(memory, mask, cell_states)`: `(B, S, memory_size)`, bool `(B, S)`,
+            and the decoder's initial cell states (a list of `(B, units)`).
+        """
+        return self._encode(source_ids, training)[:3]
+
+    def _encode(self, source_ids, training=None):
+        """`encode`'s results and the embedded source `(B, S, emb)`."""
+        source_ids = ops.cast(source_ids, "int32")
+        embedding = self.source_embedding
+        if embedding is None:  # share_embeddings
+            embedding = self.target_embedding
+        embedded = self._readout.embed(embedding, source_ids, training)
+        num_states = (2 if self.cell == "lstm" else 1) * self.decoder_layers
+        memory, mask, cell_states = encode(
+            source_ids,
+            embedded,
+            self.encoder_forward,
+            self.encoder_backward,
+            self.bridges,
+            (num_states, self.units, self.compute_dtype),
+            training,
+        )
+        return memory, mask, cell_states, embedded
 
     def forward_pass(self, source_ids, target_in_ids, training=None):
         """Teacher forcing: the hook `Seq2SeqTask` builds `call` on.
@@ -360,37 +391,10 @@ class Translator(TranslatorEncoder, TranslatorReadout, ScheduledSampling, Seq2Se
             )
             return logits, alignments
         encoded = self._encode(source_ids, training=training)
-        y = self._embed(
+        y = self._readout.embed(
             self.target_embedding, ops.cast(target_in_ids, "int32"), training
         )  # (B, T, emb)
-        return self._teacher_forced(encoded, y, training)
-
-    def _teacher_forced(self, encoded, y, training, output_mask=None):
-        """Logits and alignments of the decoder run over embedded inputs `y`.
-
-        `encoded` is `_encode`'s result and `y` the embedded decoder inputs
-        `(B, T, emb)` (dropout applied). The outputs get `output_mask`
-        `(B, T, d)` when given, else the dropout layer.
-        """
-        memory, mask, cell_states, embedded = encoded
-        outputs, alignments = self.decoder(
-            y,
-            memory,
-            initial_state=cell_states,
-            memory_mask=mask,
-            training=training,
-        )  # alignments: None without attention
-        outputs = self._lexical_readout(outputs, alignments, embedded)
-        if output_mask is not None:
-            outputs = outputs * output_mask
-        elif self.dropout:
-            outputs = self.dropout_layer(outputs, training=training)
-        # The output layer as one 2-D matmul (XLA runs it faster than a 3-D one).
-        batch, length = ops.shape(outputs)[0], ops.shape(outputs)[1]
-        flat = ops.reshape(outputs, (-1, outputs.shape[-1]))  # (B T, d)
-        logits = ops.reshape(self._output_logits(flat), (batch, length, -1))
-        logits = ops.cast(logits, "float32")  # (B, T, V)
-        return logits, alignments
+        return self._readout.teacher_forced(encoded, y, training)
 
     def initial_state(self, source_ids):
         """The decoding state for `next_fn`: encoder memory and the first state.
@@ -403,17 +407,8 @@ class Translator(TranslatorEncoder, TranslatorReadout, ScheduledSampling, Seq2Se
             `(B, units)`) and its prepared memory (with the embedded source
             under `"source_embeddings"` for the lexical model).
         """
-        memory, mask, cell_states, embedded = self._encode(source_ids, training=False)
-        return self._decoding_state(memory, mask, cell_states, embedded)
-
-    def _decoding_state(self, memory, mask, cell_states, embedded):
-        """`initial_state`'s dict from the results of `_encode`."""
-        batch_size = ops.shape(mask)[0]
-        mem = self.decoder.prepare_memory(memory, mask)
-        if self.lexical_model:
-            mem["source_embeddings"] = embedded  # (B, S, emb)
-        states = self.decoder.get_initial_state(batch_size, cell_states, mem)
-        return {"states": states, "memory": mem}
+        encoded = self._encode(source_ids, training=False)
+        return decoding_state(self.decoder, *encoded, self.lexical_model)
 
     def next_fn(self, token_ids, state, constants=None):
         """One decoding step for `keras_rnnattn.decoding`.
@@ -431,7 +426,7 @@ class Translator(TranslatorEncoder, TranslatorReadout, ScheduledSampling, Seq2Se
         y = self.target_embedding(ops.cast(token_ids, "int32"))  # (N, E)
         memory = state["memory"]
         embedded = memory["source_embeddings"] if self.lexical_model else None
-        logits, states, alignment = self.step_readout(
+        logits, states, alignment = self._readout.step(
             y, state["states"], memory, embedded, constants=constants
         )  # (N, V)
         logits = logits + self._never_generated()  # pad and bos are never produced
@@ -440,18 +435,62 @@ class Translator(TranslatorEncoder, TranslatorReadout, ScheduledSampling, Seq2Se
             return logits, new_state
         return logits, new_state, ops.cast(alignment, "float32")
 
+    def step_constants(self):
+        """The fixnorm output layer's scaled kernel blocks, or None.
+
+        They depend on the weights alone: a search computes them once and
+        passes them to every step (`next_fn(..., constants=...)`); see
+        `Readout.step_constants`.
+
+        Returns:
+            `{"output_kernels": [(d_p, V), ...]}` with `fixnorm`; None
+            without.
+        """
+        return self._readout.step_constants()
+
+    def sampled_forward_pass(
+        self,
+        source_ids,
+        target_in_ids,
+        sampling_probability=None,
+        uniforms=None,
+        training=None,
+    ):
+        """Scheduled sampling: teacher forcing with some inputs drawn from the model.
+
+        The decoder runs step by step (`keras_rnnattn.decoding.
+        scheduled_sampling`): at step t >= 1 each row is fed `target_in_ids[:,
+        t]` with probability 1 - p, else a token sampled from its own logits
+        of step t - 1 (pad and bos excluded). Dropout applies as in
+        `forward_pass`; p = 0 gives `forward_pass`'s logits, p = 1 those of
+        sampling from `next_fn`. While p is 0 (a `cond` on its value) teacher
+        forcing's fast path runs instead of the step loop, with the same
+        dropout masks (not under TensorFlow's XLA, which cannot compile the
+        gradient of that cond: there the loop runs, with the same results).
+
+        Args:
+            source_ids: int `(B, S)`, padded with 0 at the end.
+            target_in_ids: int `(B, T)`, `bos y_1 .. y_{T-1}`.
+            sampling_probability: p, a float in [0, 1] or a scalar tensor;
+                None reads the `sampling_probability` variable (with
+                `scheduled_sampling=True`).
+            uniforms: optional float `(B, T, 2)` in [0, 1), the random
+                numbers (see `scheduled_sampling`); None draws them from the
+                model's seed generator (Keras's global one without it).
+            training: bool.
+
+        Returns:
+            `(logits (B, T, V) float32, alignments (B, T, S) or None,
+            token_ids (B, T) int32)`, the last the tokens fed.
+        """
+        return sampled_forward_pass(
+            self, source_ids, target_in_ids, sampling_probability, uniforms, training
+        )
+
     # Saving.
     @classmethod
     def from_config(cls, config):
-        config = dict(config)
-        if (
-            "decoder_layers" not in config
-            and "attention_layer_size" in config
-            and config["attention_layer_size"] is None
-        ):
-            # Saved when `attention_layer_size=None` meant o_t = [h_t; c_t].
-            config["attention_layer_size"] = "concat"
-        return super().from_config(config)
+        return super().from_config(upgrade_config(config))
 
     def get_config(self):
         config = super().get_config()  # with max_source_length, max_target_length

@@ -384,13 +384,13 @@ def test_word_dropout_zeroes_whole_tokens_in_training_only():
     model = tiny(word_dropout=0.5)
     ids = np.tile(np.arange(4, 14, dtype="int32"), (8, 1))  # (8, 10)
     plain = np_(model.source_embedding(ids))  # (8, 10, 8)
-    dropped = np_(model._embed(model.source_embedding, ids, training=True))
+    dropped = np_(model._readout.embed(model.source_embedding, ids, training=True))
     zero = np.all(dropped == 0, axis=-1)  # (8, 10): one draw per token
     kept = ~zero
     np.testing.assert_allclose(dropped[kept], plain[kept] * 2.0, rtol=1e-6)
     assert 0.25 < zero.mean() < 0.75  # about half of the 80 tokens
     np.testing.assert_array_equal(
-        np_(model._embed(model.source_embedding, ids, training=False)), plain
+        np_(model._readout.embed(model.source_embedding, ids, training=False)), plain
     )
     assert model.get_config()["word_dropout"] == 0.5
     assert Translator.from_config(model.get_config()).word_dropout == 0.5
@@ -435,7 +435,7 @@ def lexical_h(model, embedded, alignments):
 def test_lexical_model_is_nguyen_and_chiang_2018(tmp_path):
     model = tiny(lexical_model=True, attention="luong_general")
     (source, target_in), _ = model.encode_pairs(SOURCES[:4], TARGETS[:4])
-    logits, alignments = model._forward(source, target_in, training=False)
+    logits, alignments = model.forward_pass(source, target_in, training=False)
     # The reference from the paper: f_t = tanh(sum_s a_ts e_s),
     # h_t = tanh(W f_t) + f_t, logits = W_o o_t + W_l h_t + b.
     o, a = teacher_forced_decoder(model, source, target_in)
@@ -464,7 +464,7 @@ def test_fixnorm_is_nguyen_and_chiang_2018(tmp_path, lexical_model):
     r = 3.5
     model = tiny(lexical_model=lexical_model, fixnorm=r)
     (source, target_in), _ = model.encode_pairs(SOURCES[:4], TARGETS[:4])
-    logits, _ = model._forward(source, target_in, training=False)
+    logits, _ = model.forward_pass(source, target_in, training=False)
     # The paper's output layer: each readout part (the attentional output o_t,
     # and the lexical model's h_t) and each word's weight vector in that part
     # at norm r; logits = sum_p (r x_p / |x_p|) . (r w_p / |w_p|) + b.
@@ -484,7 +484,7 @@ def test_fixnorm_is_nguyen_and_chiang_2018(tmp_path, lexical_model):
     np.testing.assert_allclose(np_(logits), want, atol=1e-5)
     # Every logit is within r^2 of the bias in each part, whatever the weights.
     model.output_dense.kernel.assign(100.0 * kernel)
-    big, _ = model._forward(source, target_in, training=False)
+    big, _ = model.forward_pass(source, target_in, training=False)
     np.testing.assert_allclose(np_(big), want, atol=1e-4)
     assert np.abs(np_(big) - bias).max() <= len(parts) * r**2 + 1e-4
     assert_steps_give_teacher_forced_logits(model, source, target_in, big)
@@ -543,7 +543,7 @@ def test_shared_embeddings_are_press_and_wolf_2017(tmp_path):
     untied_memory, _, untied_states = untied.encode(source)
     np.testing.assert_allclose(np_(memory), np_(untied_memory), atol=1e-6)
     np.testing.assert_allclose(np_(states[0]), np_(untied_states[0]), atol=1e-6)
-    logits, alignments = model._forward(source, target_in, training=False)
+    logits, alignments = model.forward_pass(source, target_in, training=False)
     o, a = model.decoder(
         model.target_embedding(target_in),
         memory,
@@ -576,7 +576,7 @@ def test_decoder_embeddings_alone_keep_the_source_embedding():
     model = tiny(share_decoder_embeddings=True)
     assert model.source_embedding is not None and model.output_dense is None
     (source, target_in), _ = model.encode_pairs(SOURCES[:4], TARGETS[:4])
-    logits, _ = model._forward(source, target_in, training=False)
+    logits, _ = model.forward_pass(source, target_in, training=False)
     o, _ = teacher_forced_decoder(model, source, target_in)
     emb = np_(model.target_embedding.embeddings)
     want = (o @ np_(model.output_projection.kernel)) @ emb.T
@@ -754,25 +754,54 @@ def test_decoding_records_no_autograd_graph(monkeypatch):
 
 
 def test_translate_passes_the_beam_penalties_to_the_search(monkeypatch):
+    from keras_rnnattn.models import _seq2seq_search
+
     model = tiny()
     calls = []
-    generate_ids = model.generate_ids
+    search_ids = _seq2seq_search.search_ids
 
-    def recording(source, beam_size, max_length, **kwargs):
-        calls.append((beam_size, kwargs))
-        return generate_ids(source, beam_size, max_length, **kwargs)
+    def recording(model, source, settings, max_length, *args):
+        calls.append(settings)  # the one SearchSettings of the call
+        return search_ids(model, source, settings, max_length, *args)
 
-    monkeypatch.setattr(model, "generate_ids", recording)
+    monkeypatch.setattr(_seq2seq_search, "search_ids", recording)
     model.translate("123", beam_size=3)
     out = model.translate("123", beam_size=3, length_penalty=0.6, coverage_penalty=0.2)
-    assert calls == [
-        (3, {}),
-        (3, {"length_penalty": 0.6, "coverage_penalty": 0.2}),
-    ]
-    tokens, _ = generate_ids(
+    assert [
+        (s.method, s.beam_size, s.length_penalty, s.coverage_penalty) for s in calls
+    ] == [("beam", 3, 0.0, 0.0), ("beam", 3, 0.6, 0.2)]
+    tokens, _ = model.generate_ids(
         model.encode_source(["123"]), 3, None, length_penalty=0.6, coverage_penalty=0.2
     )
     assert out == model.target_tokenizer.decode(tokens[0])
+
+
+def test_a_translation_makes_its_search_settings_once(monkeypatch):
+    from keras_rnnattn.decoding.search_settings import SearchSettings
+    from keras_rnnattn.models._generator import CompileKey
+
+    model = tiny()
+    made = []
+    post_init = SearchSettings.__post_init__
+
+    def counting(settings):
+        made.append(settings)
+        post_init(settings)
+
+    monkeypatch.setattr(SearchSettings, "__post_init__", counting)
+    model.translate(["123", "45"])
+    assert len(made) == 1  # greedy: the call's settings, nothing more
+    made.clear()
+    model.translate("123", beam_size=3, length_penalty=0.6, coverage_penalty=0.2)
+    # The call's settings, and the compile key's copy without α and β, which
+    # run as inputs beside it (then `beam_search` checks its own arguments).
+    assert [(s.length_penalty, s.coverage_penalty) for s in made[:2]] == [
+        (0.6, 0.2),
+        (0.0, 0.0),
+    ]
+    keys = [k for k in model.__dict__["_compiled_fns"] if k.settings.method == "beam"]
+    longest = 2 * model.encode_source(["123"]).shape[1] + 10
+    assert keys == [CompileKey(made[1], longest, True, False, sums_coverage=True)]
 
 
 def test_docstring_examples_run():
@@ -828,7 +857,7 @@ def test_a_search_scales_the_fixnorm_kernel_once_not_at_every_step():
     kernel = np_(model.output_dense.kernel)
     constants = model.step_constants()
     start = 0
-    for block, size in zip(constants["output_kernels"], model._readout_sizes):
+    for block, size in zip(constants["output_kernels"], model._readout.sizes):
         w = kernel[start : start + size]
         start += size
         want = r * w / np.linalg.norm(w, axis=0, keepdims=True)

@@ -5,6 +5,7 @@ from keras import ops
 
 from keras_rnnattn.decoding import beam_search
 from keras_rnnattn.models import Translator, TranslatorEnsemble
+from keras_rnnattn.models._seq2seq_text import teacher_forced_alignments
 from keras_rnnattn.text import BpeTokenizer, CharTokenizer
 from tests.task_test_utils import TASK_CHECKS, run_export_test, run_task_test
 
@@ -164,7 +165,9 @@ def test_attention_is_the_members_mean(members):
     source = ensemble.encode_source(["3456"])
     tokens, _ = ensemble.generate_ids(source)
     n_out, n_src = weights.shape
-    mean = np.mean([m._alignments(source, tokens)[0] for m in members], axis=0)
+    mean = np.mean(
+        [teacher_forced_alignments(m, source, tokens)[0] for m in members], axis=0
+    )
     np.testing.assert_allclose(weights, mean[:n_out, :n_src], atol=1e-6)
     np.testing.assert_allclose(weights.sum(-1), 1.0, atol=1e-5)
 
