@@ -144,6 +144,10 @@ def metadata(model, args, data, metrics, command):
     sources = {
         name: {split: len(data[split][name]) for split in data} for name in data["test"]
     }
+    # The first held-out lines of each source, as the tests read them again.
+    slice_texts = [
+        line for docs in data["test"].values() for line in held_out_lines(docs)[:10]
+    ]
     return {
         "description": describe(args),
         "data": "Czech text of two Debian packages, each split by document (5% "
@@ -164,6 +168,10 @@ def metadata(model, args, data, metrics, command):
         "training text",
         "probe_texts": PROBE_TEXTS,
         "probe_restored": model.restore_diacritics(PROBE_TEXTS),
+        "test_slice_texts": slice_texts,
+        "test_slice_restored": model.restore_diacritics(
+            [strip_diacritics(t) for t in slice_texts]
+        ),
     }
 
 
