@@ -21,8 +21,9 @@ metadata, model = preset_fixtures(FOLDER, SequenceTagger)
 
 
 def test_reproduces_pinned_restorations(model, metadata):
-    assert model.restore_diacritics(metadata["probe_texts"]) == (
-        metadata["probe_restored"]
+    assert (
+        model.restore_diacritics(metadata["probe_texts"])
+        == (metadata["probe_restored"])
     )
     stripped = [strip_diacritics(t) for t in metadata["test_slice_texts"]]
     restored = model.restore_diacritics(stripped)

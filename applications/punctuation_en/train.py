@@ -71,6 +71,13 @@ def parse_args(argv=None):
         default=corpus.MAX_TRAIN_WORDS,
         help="training words a source at most",
     )
+    parser.add_argument(
+        "--mark-weights",
+        type=float,
+        default=0.0,
+        help="weigh each piece's loss by (pieces with no mark / pieces with its "
+        "mark) to this power, so that rare marks (questions) do not drown; 0: off",
+    )
     parser.add_argument("--batch-size", type=int, default=64)
     parser.add_argument("--learning-rate", type=float, default=2e-3)
     parser.add_argument("--ema", type=float, default=0.999, help="0: off")
@@ -114,6 +121,25 @@ def window_arrays(tokenizer, parts, window, stride, max_length):
     return x, y
 
 
+def mark_weights(y, power):
+    """Per-piece loss weights `(N, S)`: `(n_O / n_mark) ** power` for the mark
+    of each piece's tag (`PUNCTUATION_TAGS` ids in `y`), counted over the
+    pieces of `y` (padding, id 0 at the end, counts as no mark: the model's
+    mask leaves it out of the loss anyway).
+
+    Example:
+
+    >>> y = np.array([[0, 1, 2, 3]])  # lower_O, lower_COMMA, lower_PERIOD, ...
+    >>> mark_weights(np.concatenate([y, np.zeros((1, 4), int)], 1), 1.0)[0, :4]
+    array([1., 5., 5., 5.], dtype=float32)
+    """
+    marks = np.array([PUNCTUATION_TAGS.index(t) % 4 for t in PUNCTUATION_TAGS])
+    mark_of = marks[y]  # (N, S): 0 none, 1 comma, 2 full stop, 3 question
+    counts = np.bincount(mark_of.ravel(), minlength=4).astype("float64")
+    weights = (counts[0] / np.maximum(counts, 1.0)) ** power
+    return weights[mark_of].astype("float32")
+
+
 def build(args, train_parts):
     tokenizer = SentencePieceTokenizer(
         vocabulary_size=args.vocabulary_size, lowercase=True
@@ -148,12 +174,14 @@ def train(args, data):
         model.max_length,
     )
     print(f"{len(x):,} training windows, {int((x > 0).sum()):,} pieces", flush=True)
+    weights = mark_weights(y, args.mark_weights) if args.mark_weights else None
     metrics = runs.fit_run(
         args,
         NAME,
         model,
         x,
         y,
+        sample_weight=weights,
         batch_size=args.batch_size,
         validation_data=val,
         epochs=args.epochs,
@@ -165,6 +193,7 @@ def train(args, data):
         ),
         verbose=2,
     )
+    metrics["mark_weights"] = args.mark_weights
     # Saved before it is scored: `--from-preset` scores it again.
     model.save_to_preset(args.out, metadata={"metrics": metrics, "command": ""})
     return model, metrics
