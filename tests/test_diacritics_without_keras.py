@@ -3,17 +3,13 @@ and the card's onnxruntime block restores text as `restore_diacritics` does,
 in a process where Keras, TensorFlow, JAX, torch and this package can't be
 imported."""
 
-import json
 import os
-import re
-import subprocess
-import sys
 
 import numpy as np
 import pytest
 
 from tests.backends import on_one_backend
-from tests.test_g2p_without_keras import BLOCKER
+from tests.without_keras import card_block, run_without_keras
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CARD = os.path.join(REPO, "applications", "diacritics_cs", "README.md")
@@ -22,10 +18,7 @@ LONG = "zitra rano pojedu do brna kde je namesti a kasna se sochou " * 5
 
 def card_example():
     """The card's onnxruntime block: the python block after its introduction."""
-    with open(CARD, encoding="utf-8") as f:
-        text = f.read()
-    start = text.index("Restoring with onnxruntime alone")
-    return re.search(r"```python\n(.*?)```", text[start:], re.S).group(1)
+    return card_block(CARD, "Restoring with onnxruntime alone")
 
 
 @pytest.fixture(scope="module")
@@ -80,14 +73,6 @@ def test_the_card_block_restores_as_keras_without_keras(tagger, tmp_path):
             f"import json\nprint(json.dumps([restore(t) for t in {texts!r}]))",
         )
     )
-    done = subprocess.run(
-        [sys.executable, "-c", BLOCKER + code],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env={**os.environ, "PYTHONPATH": ""},
-    )
-    assert done.returncode == 0, done.stderr[-2000:]
-    restored = json.loads(done.stdout.splitlines()[-1])
+    restored = run_without_keras(code)
     assert restored == tagger.restore_diacritics(texts)
     assert restored[0] == "Zítra ráno pojedu do Brna"  # learned, not a copy

@@ -2,37 +2,21 @@
 
 import json
 import os
-import re
-import subprocess
-import sys
 
 import pytest
 
 from tests.backends import on_one_backend
+from tests.without_keras import card_block, run_without_keras
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CARD = os.path.join(REPO, "applications", "misaki_us_g2p", "README.md")
 WORDS = ["cat", "cab", "tab", "bat", "act"]
 PHONEMES = ["kˈæt", "kˈæb", "tˈæb", "bˈæt", "ˈækt"]
 
-# Runs first in the example's process: any import of these fails, as in an
-# environment where they are not installed.
-BLOCKER = """
-import sys
-class Blocked:
-    def find_spec(self, name, path=None, target=None):
-        if name.split(".")[0] in {"keras", "tensorflow", "jax", "torch", "keras_rnnattn"}:
-            raise ImportError(f"{name} is not installed here")
-sys.meta_path.insert(0, Blocked())
-"""
-
 
 def card_example():
     """The card's onnxruntime block: the python block after its introduction."""
-    with open(CARD, encoding="utf-8") as f:
-        text = f.read()
-    start = text.index("Phonemizing with onnxruntime alone")
-    return re.search(r"```python\n(.*?)```", text[start:], re.S).group(1)
+    return card_block(CARD, "Phonemizing with onnxruntime alone")
 
 
 def run_example(folder, words):
@@ -41,15 +25,7 @@ def run_example(folder, words):
         'print(phonemize("Kokoro"))',
         f"print(json.dumps([phonemize(w) for w in {words!r}]))",
     )
-    done = subprocess.run(
-        [sys.executable, "-c", BLOCKER + code],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env={**os.environ, "PYTHONPATH": ""},
-    )
-    assert done.returncode == 0, done.stderr[-2000:]
-    return json.loads(done.stdout.splitlines()[-1])
+    return run_without_keras(code)
 
 
 def export_greedy(model, folder, length, max_length):

@@ -1,16 +1,12 @@
 """The punctuation card's LiteRT example runs where Keras, TensorFlow and this
 package can't, and restores text as `restore_punctuation` does."""
 
-import json
 import os
-import re
-import subprocess
-import sys
 
 import pytest
 
 from tests.backends import on_one_backend
-from tests.test_g2p_without_keras import BLOCKER
+from tests.without_keras import card_block, run_without_keras
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CARD = os.path.join(REPO, "applications", "punctuation_en", "README.md")
@@ -26,10 +22,7 @@ TEXTS = ["where is the book the car is red", "why is it sarah", "yes the dog is 
 
 def card_example():
     """The card's LiteRT block: the python block after its introduction."""
-    with open(CARD, encoding="utf-8") as f:
-        text = f.read()
-    start = text.index("Restoring with LiteRT alone")
-    return re.search(r"```python\n(.*?)```", text[start:], re.S).group(1)
+    return card_block(CARD, "Restoring with LiteRT alone")
 
 
 @on_one_backend
@@ -83,14 +76,6 @@ def test_the_example_restores_as_keras_without_keras(tmp_path):
             f"import json\nprint(json.dumps([punctuate(t) for t in {TEXTS!r}]))",
         )
     )
-    done = subprocess.run(
-        [sys.executable, "-c", BLOCKER + code],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env={**os.environ, "PYTHONPATH": ""},
-    )
-    assert done.returncode == 0, done.stderr[-2000:]
-    restored = json.loads(done.stdout.splitlines()[-1])
+    restored = run_without_keras(code)
     assert restored == model.restore_punctuation(TEXTS)
     assert restored[1] == "Why is it Sarah?"  # learned: not a copy of the input

@@ -203,34 +203,29 @@ def cmd_translate(args):
     return 1 if failed else 0
 
 
-def cmd_punctuate(args):
-    model = _load(args, "restore_punctuation")
-    results, failed = _map_texts(
-        args,
-        _read_texts(args.texts),
-        lambda batch: list(model.restore_punctuation(batch)),
-        "punctuated",
-    )
-    for result in results:
-        print(_line(result), flush=True)
-    return 1 if failed else 0
-
-
-def cmd_diacritics(args):
-    model = _load(args, "restore_diacritics")
-    try:  # a tagger of other tags: one error before any line is read
-        model.restore_diacritics([])
+def _restore_lines(args, method, what):
+    """Prints `model.<method>` of each line (a tagger's string-in, string-out
+    method); a tagger of other tags is refused before any line is read."""
+    model = _load(args, method)
+    restore = getattr(model, method)
+    try:
+        restore([])
     except ValueError as error:
         raise CommandError(f"preset {args.preset!r}: {error}") from None
     results, failed = _map_texts(
-        args,
-        _read_texts(args.texts),
-        lambda batch: list(model.restore_diacritics(batch)),
-        "restored",
+        args, _read_texts(args.texts), lambda batch: list(restore(batch)), what
     )
     for result in results:
         print(_line(result), flush=True)
     return 1 if failed else 0
+
+
+def cmd_punctuate(args):
+    return _restore_lines(args, "restore_punctuation", "punctuated")
+
+
+def cmd_diacritics(args):
+    return _restore_lines(args, "restore_diacritics", "restored")
 
 
 def cmd_classify(args):

@@ -13,26 +13,13 @@ import re
 from pathlib import Path
 
 from keras_rnnattn.datasets.documents import split_documents
-from keras_rnnattn.datasets.fortunes import parse_fortunes
-from keras_rnnattn.datasets.libreoffice_help import parse_help_prose
+from keras_rnnattn.datasets.fortunes import parse_fortune_files
+from keras_rnnattn.datasets.libreoffice_help import help_pages
 from keras_rnnattn.datasets.sources import cached_rows, find_source
 
 # Slovak (`klasik-sk`) and kernel patches (`lkml`): not Czech prose.
 SKIPPED_FILES_CS = ("klasik-sk", "lkml")
 _ANY_LETTER_RE = re.compile(r"[^\W\d_]")
-
-
-def _parse_fortunes_cs(root):
-    rows, seen = [], set()
-    for path in sorted(root.iterdir()):
-        if path.suffix or path.name in SKIPPED_FILES_CS or not path.is_file():
-            continue
-        text = path.read_text(encoding="utf-8", errors="replace")
-        for i, cookie in enumerate(parse_fortunes(text, letters=_ANY_LETTER_RE)):
-            if cookie not in seen:
-                seen.add(cookie)
-                rows.append((f"{path.name}/{i}", cookie))
-    return rows
 
 
 def load_fortunes_cs(split="train", path=None):
@@ -63,7 +50,11 @@ def load_fortunes_cs(split="train", path=None):
     """
     root = Path(find_source("fortunes_cs", path))
     files = [p for p in sorted(root.iterdir()) if not p.suffix and p.is_file()]
-    rows = cached_rows("fortunes_cs", files, lambda: _parse_fortunes_cs(root))
+    rows = cached_rows(
+        "fortunes_cs",
+        files,
+        lambda: parse_fortune_files(root, SKIPPED_FILES_CS, letters=_ANY_LETTER_RE),
+    )
     return split_documents(rows, split)
 
 
@@ -91,16 +82,7 @@ def load_libreoffice_help_cs(split="train", path=None):
 
     >>> pages = load_libreoffice_help_cs("test")  # doctest: +SKIP
     """
-    root = find_source("libreoffice_help_cs", path)
-    rows = cached_rows(
-        "libreoffice_help_cs",
-        [root],
-        lambda: parse_help_prose(root, is_capital=str.isupper),
-    )
-    pages = {}
-    for page, text in rows:
-        pages.setdefault(page, []).append(text)
-    return split_documents([(p, "\n".join(t)) for p, t in pages.items()], split)
+    return help_pages("libreoffice_help_cs", split, path, is_capital=str.isupper)
 
 
 CZECH_SOURCES = {

@@ -59,14 +59,27 @@ def parse_fortunes(text, min_words=4, max_words=200, letters=_LETTERS_RE):
     return out
 
 
-def _parse(root):
+def parse_fortune_files(root, skipped=(), letters=_LETTERS_RE):
+    """`(key, cookie)` rows of the prose cookies of every fortune file in `root`.
+
+    Files with a suffix (`.dat`, `.u8`) and those named in `skipped` are left
+    out; each cookie is kept once, where it first appears (files in name
+    order), keyed `<file>/<index>`.
+
+    Args:
+        root: `pathlib.Path` of the folder.
+        skipped: names of files to leave out.
+        letters: `parse_fortunes`'s letter pattern.
+
+    Returns:
+        list of `(key, cookie)` tuples of str.
+    """
     rows, seen = [], set()
     for path in sorted(root.iterdir()):
-        skipped = path.name in SKIPPED_FILES or path.name in FORTUNES_MIN_FILES
-        if path.suffix or skipped or not path.is_file():
+        if path.suffix or path.name in skipped or not path.is_file():
             continue
         text = path.read_text(encoding="utf-8", errors="replace")
-        for i, cookie in enumerate(parse_fortunes(text)):
+        for i, cookie in enumerate(parse_fortunes(text, letters=letters)):
             if cookie not in seen:  # a cookie in several files: its first place
                 seen.add(cookie)
                 rows.append((f"{path.name}/{i}", cookie))
@@ -103,4 +116,9 @@ def load_fortunes(split="train", path=None):
     """
     root = Path(find_source("fortunes", path))
     files = [p for p in sorted(root.iterdir()) if not p.suffix and p.is_file()]
-    return split_documents(cached_rows("fortunes", files, lambda: _parse(root)), split)
+    rows = cached_rows(
+        "fortunes",
+        files,
+        lambda: parse_fortune_files(root, SKIPPED_FILES + FORTUNES_MIN_FILES),
+    )
+    return split_documents(rows, split)

@@ -198,9 +198,24 @@ def load_libreoffice_help_en(split="train", path=None):
 
     >>> pages = load_libreoffice_help_en("test")  # doctest: +SKIP
     """
-    english = find_source("libreoffice_help_en", path)
+    return help_pages("libreoffice_help_en", split, path)
+
+
+def help_pages(name, split, path=None, is_capital=None):
+    """The pages of one language's help as documents of one split.
+
+    Args:
+        name: the corpus name (`"libreoffice_help_en"`, `"libreoffice_help_cs"`).
+        split: `"train"`, `"validation"`, `"test"` or `"all"`.
+        path: optional path of the language's help folder.
+        is_capital: `parse_help_prose`'s sentence-start test.
+
+    Returns:
+        list of str, one per page: its paragraphs joined by newlines.
+    """
+    root = find_source(name, path)
     rows = cached_rows(
-        "libreoffice_help_en", [english], lambda: parse_help_prose(english)
+        name, [root], lambda: parse_help_prose(root, is_capital=is_capital)
     )
     pages = {}
     for page, text in rows:
