@@ -63,6 +63,13 @@ def parse_args(argv=None):
     parser.add_argument("--window", type=int, default=192, help="characters")
     parser.add_argument("--dropout", type=float, default=0.2)
     parser.add_argument("--min-tag-count", type=int, default=50)
+    parser.add_argument(
+        "--oversample",
+        default="",
+        metavar="SOURCE=K,...",
+        help="read these sources' training text K times an epoch (e.g. "
+        "fortunes_cs=3: more everyday text beside the help pages)",
+    )
     parser.add_argument("--batch-size", type=int, default=64)
     parser.add_argument("--learning-rate", type=float, default=2e-3)
     parser.add_argument("--ema", type=float, default=0.999, help="0: off")
@@ -93,9 +100,28 @@ def load_data(quick=False):
     return data
 
 
-def running_texts(split_data):
-    """Each source's documents joined by newlines: `{source: text}`."""
-    return {name: "\n".join(docs) for name, docs in split_data.items()}
+def running_texts(split_data, oversample=None):
+    """Each source's documents joined by newlines: `{source: text}`; a source
+    named in `oversample` (`{source: K}`) is read K times."""
+    oversample = oversample or {}
+    return {
+        name: "\n".join(docs * oversample.get(name, 1))
+        for name, docs in split_data.items()
+    }
+
+
+def oversampling(spec):
+    """`{source: K}` of `--oversample`'s `SOURCE=K,...` (empty: none)."""
+    out = {}
+    for item in filter(None, spec.split(",")):
+        name, _, count = item.partition("=")
+        if not count.isdigit() or int(count) < 1:
+            raise ValueError(
+                f"--oversample takes SOURCE=K with K >= 1, e.g. fortunes_cs=3. "
+                f"Received: {item!r}"
+            )
+        out[name] = int(count)
+    return out
 
 
 def tag_set(texts, min_count):
@@ -144,8 +170,13 @@ def build(args, train_texts):
 def train(args, data):
     """Builds and trains the tagger; returns `(model, training metrics)`."""
     keras.utils.set_random_seed(args.seed)
-    train_texts = list(running_texts(data["train"]).values())
-    model = build(args, train_texts)
+    # The vocabulary and tags from the text as it is (the same with or without
+    # --oversample, so that --init-from finds its ids); the windows from the
+    # oversampled text.
+    model = build(args, list(running_texts(data["train"]).values()))
+    train_texts = list(
+        running_texts(data["train"], oversampling(args.oversample)).values()
+    )
     model.compile(optimizer=adam_with_ema(args.learning_rate, ema=args.ema))
     x, y = window_arrays(model.tokenizer, train_texts, model.tags, args.window)
     val = window_arrays(
