@@ -644,8 +644,8 @@ def test_runs_as_a_program(preset_root):
     assert failed.returncode == 2
     assert failed.stdout == ""
     assert (
-        "Unknown preset 'x'. Available presets: real_punct (SequenceTagger), "
-        "real_tr (Translator), tiny_clf" in failed.stderr
+        "Unknown preset 'x'. Available presets: real_marks (SequenceTagger), "
+        "real_punct (SequenceTagger), real_tr (Translator), tiny_clf" in failed.stderr
     )
     assert "Traceback" not in failed.stderr
 
